@@ -1,0 +1,1 @@
+"""The ``silicolab`` command line (typer). Heavy libraries load inside commands only."""

@@ -1,0 +1,165 @@
+"""``silicolab``: the command-line entry point.
+
+Every command that produces results prints a readable summary and accepts ``--json``
+(one JSON object on stdout instead). Errors a user can fix print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from silicolab import __version__
+
+app = typer.Typer(
+    name="silicolab",
+    help=(
+        "silicolab: an in-silico laboratory for causal science with language-model agents.\n\n"
+        "Run 'silicolab demo' for an offline tour. Models are configured per role in "
+        "silicolab.yaml or with SILICOLAB_MODEL / SILICOLAB_MODEL_<ROLE>; see 'silicolab models'."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+cache_app = typer.Typer(
+    help="Inspect or clear the exact-prompt LLM cache (a SQLite file; see cache_path).",
+    no_args_is_help=True,
+)
+app.add_typer(cache_app, name="cache")
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", help="Path to silicolab.yaml (default: ./silicolab.yaml)."),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object on stdout instead of tables.")
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"silicolab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """silicolab command line."""
+
+
+@app.command()
+def demo(
+    runs_dir: Annotated[
+        Path | None, typer.Option("--runs-dir", help="Where run directories go (default: runs).")
+    ] = None,
+    subjects: Annotated[int, typer.Option(min=4, max=10_000, help="Simulated subjects.")] = 48,
+    seed: Annotated[int, typer.Option(help="Seed of the run (same seed, same results).")] = 0,
+    jobs: Annotated[int, typer.Option(min=1, help="Subjects interviewed concurrently.")] = 16,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Finish the latest unfinished demo run.")
+    ] = False,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The main job, offline: a small survey experiment on simulated subjects.
+
+    Scripted (offline) subjects answer a structured survey under a randomized treatment;
+    every answer is recorded as it arrives (resumable), the causal effects are estimated
+    and compared with the truth the script hides, and a run directory with a report is
+    written.
+    """
+    from silicolab.cli.demo import run_demo
+
+    run_demo(
+        runs_dir=runs_dir,
+        subjects=subjects,
+        seed=seed,
+        jobs=jobs,
+        resume=resume,
+        config=config,
+        json_out=json_out,
+    )
+
+
+@app.command()
+def models(config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
+    """Show the model configured for each role and whether its API key is set (never the key)."""
+    from silicolab.cli.info import show_models
+
+    show_models(config=config, json_out=json_out)
+
+
+@app.command()
+def ask(
+    prompt: Annotated[str, typer.Argument(help="What to ask.")],
+    role: Annotated[str, typer.Option(help="Which configured role's model to use.")] = "default",
+    model: Annotated[
+        str | None, typer.Option("--model", help="A model spec overriding the role's model.")
+    ] = None,
+    max_tokens: Annotated[int | None, typer.Option(min=1, help="Reply length cap.")] = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Send one prompt to a configured model and print the reply with its usage.
+
+    A quick check that a role's model, server and key work, e.g.
+    'silicolab ask "Say hi" --role judge'.
+    """
+    from silicolab.cli.info import ask_model
+
+    ask_model(
+        prompt, role=role, model=model, max_tokens=max_tokens, config=config, json_out=json_out
+    )
+
+
+@cache_app.command("stats")
+def cache_stats(
+    config: ConfigOpt = None,
+    path: Annotated[Path | None, typer.Option("--path", help="Cache file to inspect.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Entries, stored tokens and size of the LLM cache."""
+    from silicolab.cli.info import show_cache_stats
+
+    show_cache_stats(config=config, path=path, json_out=json_out)
+
+
+@cache_app.command("clear")
+def cache_clear(
+    config: ConfigOpt = None,
+    path: Annotated[Path | None, typer.Option("--path", help="Cache file to clear.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Delete every cached completion (later calls go to the servers again)."""
+    from silicolab.cli.info import clear_cache
+
+    clear_cache(config=config, path=path, yes=yes, json_out=json_out)
+
+
+def main() -> None:
+    """Console-script entry point: run the app, turning silicolab errors into one line."""
+    from silicolab.core.errors import SilicolabError
+
+    try:
+        app()
+    except SilicolabError as err:
+        typer.echo(f"error: {err}", err=True)
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: finished units are saved; rerun with --resume", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

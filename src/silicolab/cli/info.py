@@ -1,0 +1,125 @@
+"""``silicolab models`` and ``silicolab cache``: what is configured, what is cached."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from silicolab.core.config import load_settings
+from silicolab.core.errors import InputError
+
+
+def show_models(*, config: Path | None, json_out: bool) -> None:
+    """Print each role's model spec, server and key status. Key values never appear."""
+    from silicolab.llm.roles import describe_roles
+
+    settings = load_settings(config)
+    rows = describe_roles(settings)
+    if json_out:
+        typer.echo(json.dumps({"config": settings.source, "roles": rows}))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"models by role (config: {settings.source})")
+    for col in ("role", "spec", "from", "server", "key variable", "key set"):
+        table.add_column(col)
+    for row in rows:
+        if "error" in row:
+            table.add_row(row["role"], row["spec"], "", f"[red]{row['error']}[/red]", "", "")
+            continue
+        key_set = {None: "not needed", True: "yes", False: "[red]no[/red]"}[row["key_set"]]
+        table.add_row(
+            row["role"],
+            row["spec"],
+            row["source"],
+            row["base_url"],
+            row["api_key_env"] or "-",
+            key_set,
+        )
+    Console().print(table)
+
+
+def _cache_path(config: Path | None, path: Path | None) -> Path:
+    if path is not None:
+        return path
+    settings = load_settings(config)
+    resolved = settings.resolved_cache_path
+    if resolved is None:
+        raise InputError("the cache is off (cache_path: off); pass --path to name a cache file")
+    return resolved
+
+
+def show_cache_stats(*, config: Path | None, path: Path | None, json_out: bool) -> None:
+    """Print the cache's entries, tokens and size."""
+    from silicolab.llm.cache import SQLiteCache
+
+    file = _cache_path(config, path)
+    stats = (
+        SQLiteCache(file).stats()
+        if file.exists()
+        else {
+            "path": str(file),
+            "entries": 0,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "bytes": 0,
+            "by_model": {},
+        }
+    )
+    if json_out:
+        typer.echo(json.dumps(stats))
+        return
+    typer.echo(f"cache: {stats['path']}")
+    typer.echo(
+        f"entries: {stats['entries']}  tokens stored: {stats['input_tokens']} in / "
+        f"{stats['output_tokens']} out  size: {stats['bytes'] / 1024:.1f} KiB"
+    )
+    for model, count in stats["by_model"].items():
+        typer.echo(f"  {model}: {count}")
+
+
+def clear_cache(*, config: Path | None, path: Path | None, yes: bool, json_out: bool) -> None:
+    """Delete all cached completions, after confirmation unless ``--yes``."""
+    from silicolab.llm.cache import SQLiteCache
+
+    file = _cache_path(config, path)
+    if not file.exists():
+        removed = 0
+    else:
+        if not yes and not typer.confirm(f"Delete every cached completion in {file}?"):
+            raise typer.Exit(1)
+        removed = SQLiteCache(file).clear()
+    if json_out:
+        typer.echo(json.dumps({"path": str(file), "removed": removed}))
+    else:
+        typer.echo(f"removed {removed} cached completions from {file}")
+
+
+def ask_model(
+    prompt: str,
+    *,
+    role: str,
+    model: str | None,
+    max_tokens: int | None,
+    config: Path | None,
+    json_out: bool,
+) -> None:
+    """Ask the role's model (or ``model``) one question; print the reply and usage."""
+    from silicolab.llm.roles import model_for_role
+
+    settings = load_settings(config)
+    overrides = {"spec": model} if model else {}
+    llm = model_for_role(role, settings, **overrides)
+    completion = llm.generate(prompt, max_tokens=max_tokens, tag=role)
+    if json_out:
+        typer.echo(json.dumps({"model": llm.spec, **completion.to_dict()}))
+        return
+    typer.echo(completion.text)
+    typer.echo(
+        f"[{llm.spec}: {completion.usage.input_tokens} in / {completion.usage.output_tokens} "
+        f"out tokens, {completion.latency_s:.2f}s{', cached' if completion.cached else ''}]",
+        err=True,
+    )

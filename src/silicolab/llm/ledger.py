@@ -1,0 +1,141 @@
+"""Metering: count every call's tokens, cost, cache hits and retries, per ``tag``.
+
+The ledger is the outermost wrapper, so it sees cache hits (which cost nothing) as well
+as network calls. ``model.ledger.summary()`` is what reports print and what a study's
+record stores.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from silicolab.core.errors import ConfigError, LLMError
+from silicolab.llm.base import LanguageModel, ModelWrapper
+from silicolab.llm.types import Completion, Request
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Prices in US dollars per million tokens."""
+
+    input_per_mtok: float = 0.0
+    output_per_mtok: float = 0.0
+
+    @classmethod
+    def parse(cls, prices: Prices | Mapping[str, float] | None) -> Prices:
+        """Accept ``Prices``, ``{"input": 0.15, "output": 0.6}`` (per million tokens) or None."""
+        if prices is None:
+            return cls()
+        if isinstance(prices, Prices):
+            return prices
+        unknown = set(prices) - {"input", "output"}
+        if unknown:
+            raise ConfigError(
+                f"unknown price keys {sorted(unknown)}: give prices as "
+                "{'input': <USD per 1M input tokens>, 'output': <USD per 1M output tokens>}"
+            )
+        return cls(float(prices.get("input", 0.0)), float(prices.get("output", 0.0)))
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+
+
+@dataclass
+class _Tally:
+    calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    retries: int = 0
+    errors: int = 0
+    latency_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": round(self.cost, 8),
+            "retries": self.retries,
+            "errors": self.errors,
+            "latency_s": round(self.latency_s, 6),
+        }
+
+
+@dataclass
+class Ledger:
+    """Thread-safe running totals of a model's usage.
+
+    ``input_tokens``/``output_tokens``/``cost`` count only calls that reached the server
+    (billed work); cache hits are counted in ``cache_hits`` and cost nothing.
+    """
+
+    prices: Prices = field(default_factory=Prices)
+    _total: _Tally = field(default_factory=_Tally)
+    _by_tag: dict[str, _Tally] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, tag: str, completion: Completion) -> None:
+        """Add one finished call."""
+        cost = (
+            0.0
+            if completion.cached
+            else self.prices.cost(completion.usage.input_tokens, completion.usage.output_tokens)
+        )
+        with self._lock:
+            for tally in (self._total, self._by_tag.setdefault(tag, _Tally())):
+                tally.calls += 1
+                tally.latency_s += completion.latency_s
+                if completion.cached:
+                    tally.cache_hits += 1
+                    continue
+                tally.input_tokens += completion.usage.input_tokens
+                tally.output_tokens += completion.usage.output_tokens
+                tally.cost += cost
+                tally.retries += max(0, completion.attempts - 1)
+
+    def record_error(self, tag: str, attempts: int) -> None:
+        """Add one call that failed for good."""
+        with self._lock:
+            for tally in (self._total, self._by_tag.setdefault(tag, _Tally())):
+                tally.calls += 1
+                tally.errors += 1
+                tally.retries += max(0, attempts - 1)
+
+    def summary(self) -> dict[str, Any]:
+        """Totals and a ``by_tag`` breakdown as plain JSON-ready data."""
+        with self._lock:
+            out = self._total.as_dict()
+            out["by_tag"] = {tag: t.as_dict() for tag, t in sorted(self._by_tag.items())}
+        return out
+
+    def reset(self) -> None:
+        with self._lock:
+            self._total = _Tally()
+            self._by_tag = {}
+
+
+class MeteredModel(ModelWrapper):
+    """The outermost wrapper: records every call (hit, miss or failure) in a :class:`Ledger`."""
+
+    def __init__(self, inner: LanguageModel, prices: Prices | Mapping[str, float] | None = None):
+        super().__init__(inner)
+        self._ledger = Ledger(prices=Prices.parse(prices))
+
+    @property
+    def ledger(self) -> Ledger:
+        return self._ledger
+
+    async def acomplete(self, request: Request) -> Completion:
+        try:
+            completion = await self.inner.acomplete(request)
+        except LLMError as err:
+            self._ledger.record_error(request.tag, err.attempts)
+            raise
+        self._ledger.record(request.tag, completion)
+        return completion

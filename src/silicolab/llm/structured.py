@@ -1,0 +1,183 @@
+"""Typed answers from any model: validated pydantic objects, choices, numbers.
+
+:func:`astructured` asks for JSON of the schema (constrained by the server where it can
+be), validates it, and on failure re-prompts with the validation error, at most
+``retries`` times; output that stays invalid raises :class:`ParseFailure` carrying the
+raw text — it is never coerced into a plausible-looking value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError, create_model
+
+from silicolab.core.errors import InputError, ParseFailure
+from silicolab.llm.base import LanguageModel, run_sync
+from silicolab.llm.types import MessagesLike, normalize_messages
+
+M = TypeVar("M", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def extract_json(text: str) -> str:
+    """The JSON document inside a reply: the whole text, a fenced block, or the outermost
+    ``{...}`` / ``[...]`` span. Returns the text unchanged when nothing better is found."""
+    stripped = text.strip()
+    fenced = _FENCE.search(stripped)
+    if fenced:
+        stripped = fenced.group(1).strip()
+    if stripped[:1] in "{[":
+        return stripped
+    for open_, close in (("{", "}"), ("[", "]")):
+        start, end = stripped.find(open_), stripped.rfind(close)
+        if 0 <= start < end:
+            return stripped[start : end + 1]
+    return stripped
+
+
+def _error_text(err: Exception) -> str:
+    if isinstance(err, ValidationError):
+        parts = [
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+            for e in err.errors()[:8]
+        ]
+        return "; ".join(parts)
+    return str(err)
+
+
+async def astructured(
+    model: LanguageModel,
+    messages: MessagesLike,
+    schema: type[M],
+    retries: int = 2,
+    *,
+    tag: str = "",
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    sample_index: int = 0,
+    seed: int | None = None,
+) -> M:
+    """Ask ``model`` for an instance of the pydantic model ``schema`` and return it validated.
+
+    Each failed attempt adds the bad reply and the validation error to the conversation
+    and asks again, at most ``retries`` extra times.
+    """
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise InputError(f"schema must be a pydantic BaseModel class, got {schema!r}")
+    json_schema = schema.model_json_schema()
+    conversation = list(normalize_messages(messages))
+    last_text, last_error = "", ""
+    for _attempt in range(retries + 1):
+        completion = await model.agenerate(
+            conversation,
+            json_schema=json_schema,
+            tag=tag,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            sample_index=sample_index,
+            seed=seed,
+        )
+        last_text = completion.text
+        try:
+            return schema.model_validate_json(extract_json(last_text))
+        except (ValidationError, ValueError) as err:
+            last_error = _error_text(err)
+        conversation += [
+            {"role": "assistant", "content": last_text},
+            {
+                "role": "user",
+                "content": (
+                    f"That reply was not valid: {last_error}. Answer again with only a JSON "
+                    f"object that conforms to this schema:\n{json.dumps(json_schema)}"
+                ),
+            },
+        ]
+    raise ParseFailure(
+        f"{schema.__name__}: the reply stayed invalid after {retries + 1} attempts ({last_error})",
+        raw=last_text,
+        attempts=retries + 1,
+    )
+
+
+def structured(
+    model: LanguageModel, messages: MessagesLike, schema: type[M], retries: int = 2, **kw: Any
+) -> M:
+    """The synchronous twin of :func:`astructured`."""
+    return run_sync(astructured(model, messages, schema, retries, **kw))
+
+
+async def achoose(
+    model: LanguageModel,
+    question: str,
+    options: Sequence[str],
+    *,
+    retries: int = 2,
+    tag: str = "",
+    system: str | None = None,
+    sample_index: int = 0,
+    temperature: float | None = None,
+) -> int:
+    """Ask ``question`` with numbered ``options``; return the 0-based index chosen."""
+    options = [str(o) for o in options]
+    if len(options) < 2:
+        raise InputError("choose() needs at least two options")
+    listing = "\n".join(f"{i}. {o}" for i, o in enumerate(options, start=1))
+    # An enum (not ge/le bounds): grammar-constrained servers enforce enums, not ranges.
+    numbers = Literal[tuple(range(1, len(options) + 1))]  # type: ignore[valid-type]
+    choice_model = create_model(
+        "Choice", choice=(numbers, Field(description="number of the chosen option"))
+    )
+    prompt = f"{question}\n\nOptions:\n{listing}\n\nAnswer with the number of one option."
+    messages = ([{"role": "system", "content": system}] if system else []) + [
+        {"role": "user", "content": prompt}
+    ]
+    picked = await astructured(
+        model,
+        messages,
+        choice_model,
+        retries,
+        tag=tag,
+        sample_index=sample_index,
+        temperature=temperature,
+    )
+    return int(picked.choice) - 1  # type: ignore[attr-defined]
+
+
+def choose(model: LanguageModel, question: str, options: Sequence[str], **kw: Any) -> int:
+    """The synchronous twin of :func:`achoose`."""
+    return run_sync(achoose(model, question, options, **kw))
+
+
+async def anumber(
+    model: LanguageModel,
+    question: str,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    integer: bool = False,
+    retries: int = 2,
+    tag: str = "",
+    sample_index: int = 0,
+) -> float | int:
+    """Ask for a number (within ``[lo, hi]`` when given); validated like :func:`astructured`."""
+    bounds: dict[str, float] = {}
+    if lo is not None:
+        bounds["ge"] = lo
+    if hi is not None:
+        bounds["le"] = hi
+    kind: type = int if integer else float
+    number_model = create_model("Number", value=(kind, Field(**bounds)))
+    picked = await astructured(
+        model, question, number_model, retries, tag=tag, sample_index=sample_index
+    )
+    return picked.value  # type: ignore[attr-defined]
+
+
+def number(model: LanguageModel, question: str, **kw: Any) -> float | int:
+    """The synchronous twin of :func:`anumber`."""
+    return run_sync(anumber(model, question, **kw))

@@ -1,0 +1,350 @@
+"""A run directory: the durable home of one batch of work.
+
+Layout (``<root>/<YYYYmmdd-HHMMSS>-<kind>-<slug>/``)::
+
+    run.json       kind, slug, created, updated, status, seed, config (secrets redacted),
+                   versions; rewritten atomically on every status change
+    events.jsonl   one line per finished unit of work, appended and fsynced as it happens
+    record.json    the full export with ``schema_version``, written atomically
+    report.md      (and report.html) the human-readable summary
+
+Why this shape: a kill at any moment loses at most the units in flight (every finished unit
+is already on disk), a resume only needs ``events.jsonl``, and nothing a user shares from
+the folder can carry an API key — configs are redacted by key name and every file written
+here is scrubbed of known secret values: credential-like environment variables, and the
+credential values found in configs of runs created in this process. (A key written
+literally in a config is therefore unknown to a later process that only reopens the run;
+keep keys in environment variables, as ``silicolab.llm`` expects.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+import json
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from silicolab.core.errors import InputError
+from silicolab.core.files import append_jsonl, atomic_write_text, read_jsonl
+from silicolab.core.secrets import redact, scrub_text
+from silicolab.runs import meta
+
+RUN_FILE = "run.json"
+EVENTS_FILE = "events.jsonl"
+RECORD_FILE = "record.json"
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+#: The values ``run.json``'s ``status`` may take.
+STATUSES = ("running", "finished", "failed", "interrupted")
+
+
+class Run:
+    """One run directory. Create with :meth:`create`, reopen with :meth:`open` or
+    :meth:`latest`; the constructor is internal.
+
+    Used as a context manager it records how the work ended: ``finished`` on a normal exit
+    (unless the block set another status), ``interrupted`` on Ctrl-C or cancellation,
+    ``failed`` with the error message on any other exception (which still propagates).
+    """
+
+    def __init__(self, path: Path, info: dict[str, Any]):
+        self._path = path
+        self._info = info
+        self._tail_checked = False
+
+    # -- creating and finding runs -------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        root: str | Path = "runs",
+        *,
+        kind: str,
+        slug: str = "",
+        config: dict[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> Run:
+        """Make a new, uniquely named run directory under ``root`` with status ``running``.
+
+        ``kind`` (``"bench"``, ``"study"``…) and ``slug`` are reduced to ``[a-z0-9-]``; when
+        the name is taken (two runs in the same second) ``-2``, ``-3``… is appended.
+        """
+        kind_name = meta.slugify(kind)
+        if not kind_name:
+            raise InputError(
+                f"run kind {kind!r} has no letters or digits; pass a short name such as "
+                "kind='bench' or kind='study'"
+            )
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise InputError(f"seed must be an integer or None, got {seed!r}")
+        config = dict(config or {})
+        root = Path(root)
+        if root.exists() and not root.is_dir():
+            raise InputError(f"run root {root} is a file; pass a folder such as 'runs'")
+        root.mkdir(parents=True, exist_ok=True)
+        moment = meta.now()
+        base = meta.dir_name(moment, kind_name, meta.slugify(slug))
+        for n in itertools.count(1):
+            path = root / (base if n == 1 else f"{base}-{n}")
+            try:
+                path.mkdir()
+                break
+            except FileExistsError:
+                continue
+        info = {
+            "kind": kind_name,
+            "slug": meta.slugify(slug),
+            "created": meta.timestamp(moment),
+            "updated": meta.timestamp(moment),
+            "status": "running",
+            "seed": seed,
+            "config": redact(config),
+            "versions": meta.versions(),
+        }
+        meta.remember_secrets(meta.config_secrets(config))
+        run = cls(path, info)
+        run._write_info()
+        return run
+
+    @classmethod
+    def open(cls, path: str | Path) -> Run:
+        """Reopen an existing run directory (to resume it, add a report, or read it)."""
+        path = Path(path)
+        hint = "pass a folder created by silicolab, such as runs/20250101-120000-bench-demo"
+        if not path.is_dir():
+            raise InputError(f"run directory {path} does not exist; {hint}")
+        info_path = path / RUN_FILE
+        if not info_path.is_file():
+            raise InputError(f"{path} is not a run directory (it has no {RUN_FILE}); {hint}")
+        try:
+            info = json.loads(info_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(
+                f"{info_path} is unreadable ({exc}); restore it or start a new run"
+            ) from exc
+        if not isinstance(info, dict) or not isinstance(info.get("kind"), str):
+            raise InputError(f"{info_path} has no 'kind'; it was not written by silicolab")
+        return cls(path, info)
+
+    @classmethod
+    def latest(cls, root: str | Path = "runs", kind: str | None = None) -> Run | None:
+        """The most recently created run under ``root`` (of ``kind`` if given), or ``None``.
+
+        This is what ``--resume`` without a path resumes. Folders without a readable
+        ``run.json`` are ignored.
+        """
+        root = Path(root)
+        if not root.is_dir():
+            return None
+        wanted = meta.slugify(kind) if kind is not None else None
+        best: tuple[datetime, str, Run] | None = None
+        for child in root.iterdir():
+            if not (child / RUN_FILE).is_file():
+                continue
+            try:
+                run = cls.open(child)
+                created = datetime.fromisoformat(run._info["created"])
+                if created.tzinfo is None:  # hand-edited: read it as local time
+                    created = created.astimezone()
+            except (InputError, KeyError, TypeError, ValueError):
+                continue
+            if wanted is not None and run.kind != wanted:
+                continue
+            if best is None or (created, child.name) > best[:2]:
+                best = (created, child.name, run)
+        return best[2] if best else None
+
+    # -- what the run is ------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """The run directory."""
+        return self._path
+
+    @property
+    def kind(self) -> str:
+        return self._info["kind"]
+
+    @property
+    def slug(self) -> str:
+        return self._info.get("slug", "")
+
+    @property
+    def seed(self) -> int | None:
+        return self._info.get("seed")
+
+    @property
+    def status(self) -> str:
+        return self._info.get("status", "running")
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The configuration as stored: credential-named values replaced by ``"***"``."""
+        return copy.deepcopy(self._info.get("config", {}))
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """A copy of the content of ``run.json``."""
+        return copy.deepcopy(self._info)
+
+    @property
+    def events_path(self) -> Path:
+        return self._path / EVENTS_FILE
+
+    @property
+    def record_path(self) -> Path:
+        return self._path / RECORD_FILE
+
+    def __repr__(self) -> str:
+        return f"Run({str(self._path)!r}, kind={self.kind!r}, status={self.status!r})"
+
+    # -- status ---------------------------------------------------------------------------
+
+    def set_status(self, status: str, **extra: Any) -> None:
+        """Set ``status`` (one of :data:`STATUSES`) and merge ``extra`` fields into
+        ``run.json``, rewriting it atomically with a fresh ``updated`` time."""
+        if status not in STATUSES:
+            raise InputError(f"unknown run status {status!r}; use one of {', '.join(STATUSES)}")
+        self._info.update(extra)
+        self._info["status"] = status
+        self._info["updated"] = meta.timestamp(meta.now())
+        self._write_info()
+
+    def __enter__(self) -> Self:
+        if self.status != "running":  # resuming a run that ended before
+            self._info.pop("error", None)
+            self.set_status("running", resumed=meta.timestamp(meta.now()))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            if self.status == "running":
+                self.set_status("finished")
+        elif issubclass(exc_type, KeyboardInterrupt | asyncio.CancelledError):
+            self.set_status("interrupted")
+        else:
+            self.set_status("failed", error=f"{exc_type.__name__}: {exc}")
+
+    # -- events ---------------------------------------------------------------------------
+
+    def append_event(
+        self, unit: str, data: dict[str, Any] | None = None, *, status: str = "ok"
+    ) -> None:
+        """Append ``{"unit", "status", "time", "data"}`` to ``events.jsonl``, fsynced
+        before returning, with known secret values scrubbed.
+
+        ``data`` is stored as JSON (non-JSON values become strings), so what a resume reads
+        back is the JSON form of what was written.
+        """
+        self._repair_tail()
+        event = {
+            "unit": unit,
+            "status": status,
+            "time": meta.timestamp(meta.now()),
+            "data": data if data is not None else {},
+        }
+        append_jsonl(self.events_path, self._scrubbed(event))
+
+    def events(self) -> list[dict[str, Any]]:
+        """Every event in order (a line torn by a hard kill is skipped)."""
+        return [e for e in read_jsonl(self.events_path) if isinstance(e, dict) and "unit" in e]
+
+    def finished_events(self) -> dict[str, dict[str, Any]]:
+        """The latest ``"ok"`` event of each finished unit, by unit key."""
+        return {e["unit"]: e for e in self.events() if e.get("status") == "ok"}
+
+    def finished_units(self) -> set[str]:
+        """Keys of the units with an ``"ok"`` event: what a resume skips."""
+        return set(self.finished_events())
+
+    def _repair_tail(self) -> None:
+        """End a torn last line (left by a kill mid-write) with a newline, once per
+        instance, so the next event starts on a line of its own instead of being glued
+        to the fragment and lost."""
+        if self._tail_checked:
+            return
+        self._tail_checked = True
+        path = self.events_path
+        if not path.exists() or path.stat().st_size == 0:
+            return
+        with open(path, "rb") as handle:
+            handle.seek(-1, 2)
+            if handle.read(1) == b"\n":
+                return
+        with open(path, "ab") as handle:
+            handle.write(b"\n")
+
+    # -- record and report ----------------------------------------------------------------
+
+    def write_record(self, record: dict[str, Any], *, schema_version: str = "1") -> Path:
+        """Write ``record.json`` atomically with ``schema_version`` first; a
+        ``schema_version`` already in ``record`` (e.g. from a model dump) is kept."""
+        full = {"schema_version": schema_version, **record}
+        return self._write_json(self.record_path, full)
+
+    def read_record(self) -> dict[str, Any] | None:
+        """The content of ``record.json``, or ``None`` before :meth:`write_record`."""
+        if not self.record_path.exists():
+            return None
+        try:
+            return json.loads(self.record_path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"{self.record_path} is unreadable ({exc}); rerun the export") from exc
+
+    def write_report(self, markdown: str, *, html: str | None = None) -> Path:
+        """Write ``report.md`` (and ``report.html`` when given) atomically; returns the
+        markdown path."""
+        secrets = self._secret_patterns()
+        if html is not None:
+            atomic_write_text(self._path / REPORT_HTML, scrub_text(html, secrets))
+        return atomic_write_text(self._path / REPORT_MD, scrub_text(markdown, secrets))
+
+    # -- secret-safe writing --------------------------------------------------------------
+
+    def _write_info(self) -> None:
+        self._write_json(self._path / RUN_FILE, self._info)
+
+    def _write_json(self, path: Path, obj: Any) -> Path:
+        text = json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+        return atomic_write_text(path, scrub_text(text, self._secret_patterns()) + "\n")
+
+    def _secret_patterns(self) -> list[str]:
+        """Secret values as they appear raw and inside JSON strings (quotes, backslashes
+        and non-printing characters are escaped there), longest first."""
+        raw = meta.known_secrets()
+        escaped = [json.dumps(s, ensure_ascii=False)[1:-1] for s in raw]
+        return sorted({s for s in raw + escaped if s}, key=len, reverse=True)
+
+    def _scrubbed(self, obj: Any) -> Any:
+        """``obj`` with every secret value replaced by ``"***"`` in its JSON form."""
+        secrets = self._secret_patterns()
+        text = json.dumps(obj, ensure_ascii=False, default=str)
+        clean = scrub_text(text, secrets)
+        if clean == text:
+            return obj
+        try:
+            return json.loads(clean)
+        except json.JSONDecodeError:  # a secret overlapped JSON syntax: scrub string by string
+            return _scrub_strings(json.loads(text), secrets)
+
+
+def _scrub_strings(obj: Any, secrets: list[str]) -> Any:
+    if isinstance(obj, str):
+        return scrub_text(obj, secrets)
+    if isinstance(obj, dict):
+        return {_scrub_strings(k, secrets): _scrub_strings(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_scrub_strings(v, secrets) for v in obj]
+    return obj
+
+
+__all__ = ["STATUSES", "Run"]

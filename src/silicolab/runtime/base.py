@@ -1,0 +1,268 @@
+"""The bookkeeping every executor shares: keys, resume, ordering, events, progress.
+
+An executor runs ``fn(item)`` for many items ("units of work"). Everything except *how one
+call is made* lives here, once: the resume filter (units already ``ok`` in the run's
+``events.jsonl`` are restored, not rerun), duplicate-key checks, bounded concurrency, the
+event written the moment a unit finishes, the error policy, results in input order, and
+the progress bar. A subclass implements only:
+
+* :meth:`Executor._call` — run one unit and return its value (awaitable), and
+* :meth:`Executor._session` — optionally hold a resource (a process pool) for one batch;
+  what it yields is handed to every ``_call`` of that batch, so one executor can run
+  several batches at once.
+
+A Ray executor would subclass :class:`Executor` the same way: ``_session`` connects to the
+cluster (``ray.init`` if needed) and yields ``ray.remote(fn)``-style handles, and ``_call``
+returns ``await handle.remote(item)`` (Ray object refs are awaitable); resume, events and
+ordering then come for free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import inspect
+import time
+from abc import ABC, abstractmethod
+from collections import Counter, deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from silicolab.core.errors import InputError
+from silicolab.runs import Run
+from silicolab.runtime.progress import ProgressBar
+
+OnError = Literal["raise", "record"]
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """The outcome of one unit: its ``key``, its ``value`` (``None`` on error), the
+    ``error`` message (``None`` on success), whether it was restored from the run's
+    events instead of executed (``cached``), and the wall time of the call (``0.0`` when
+    cached)."""
+
+    key: str
+    value: Any
+    error: str | None = None
+    cached: bool = False
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def default_to_event(value: Any) -> dict[str, Any]:
+    """What is stored for a finished unit unless ``to_event`` says otherwise."""
+    return {"value": value}
+
+
+def default_from_event(data: dict[str, Any]) -> Any:
+    """How a finished unit's value is restored unless ``from_event`` says otherwise."""
+    return data["value"]
+
+
+def error_message(exc: BaseException) -> str:
+    """``"ValueError: bad input"`` — the type keeps messages like ``KeyError: 'x'`` clear."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class Executor(ABC):
+    """Runs units with at most ``concurrency`` calls in flight; see the module docstring
+    for what subclasses provide."""
+
+    #: Exceptions that stop the batch even with ``on_error="record"``, because every
+    #: later unit would fail the same way (e.g. a broken process pool).
+    fatal_errors: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, concurrency: int, *, progress: bool | None = None, description: str = ""):
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise InputError(f"concurrency must be a positive integer, got {concurrency!r}")
+        self.concurrency = concurrency
+        self.progress = progress
+        self.description = description
+
+    @abstractmethod
+    async def _call(self, fn: Callable[[Any], Any], item: Any, session: Any) -> Any:
+        """Run one unit and return its value; exceptions propagate to the error policy.
+        ``session`` is what :meth:`_session` yielded for this batch."""
+
+    @contextlib.asynccontextmanager
+    async def _session(self) -> AsyncIterator[Any]:
+        """Hold per-batch resources (none by default) around the calls of one ``amap``."""
+        yield None
+
+    async def amap(
+        self,
+        fn: Callable[[Any], Any],
+        items: Iterable[Any],
+        *,
+        key: Callable[[Any], str] = str,
+        run: Run | None = None,
+        to_event: Callable[[Any], dict[str, Any]] | None = None,
+        from_event: Callable[[dict[str, Any]], Any] | None = None,
+        on_error: OnError = "raise",
+    ) -> list[UnitResult]:
+        """Run ``fn(item)`` for each item; return one :class:`UnitResult` per item, in the
+        order of ``items``.
+
+        ``key(item)`` names the unit; it must be unique in the batch and stable across
+        runs, since that is how a resume recognises finished work. With ``run``, units
+        already ``ok`` in its events are restored with ``from_event(data)`` (default
+        ``data["value"]``) and marked ``cached``; every newly finished unit is appended at
+        once with data ``to_event(value)`` (default ``{"value": value}``). A failing unit
+        gets a status ``"error"`` event (so a resume retries it); then ``on_error="raise"``
+        cancels the units in flight and re-raises, while ``"record"`` carries on and
+        returns the result with ``error`` set.
+        """
+        if on_error not in ("raise", "record"):
+            raise InputError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+        items = list(items)
+        keys = _unit_keys(items, key)
+        to_event = to_event or default_to_event
+        from_event = from_event or default_from_event
+        results: list[UnitResult | None] = [None] * len(items)
+        pending: deque[tuple[int, str, Any]] = deque()
+        finished = run.finished_events() if run is not None else {}
+        for index, (unit, item) in enumerate(zip(keys, items, strict=True)):
+            if unit in finished:
+                value = _restore(from_event, finished[unit], unit)
+                results[index] = UnitResult(key=unit, value=value, cached=True)
+            else:
+                pending.append((index, unit, item))
+
+        bar = ProgressBar(
+            len(items),
+            completed=len(items) - len(pending),
+            description=self.description,
+            enabled=self.progress,
+        )
+        with bar:
+            if pending:
+                async with self._session() as session:
+                    call = functools.partial(self._call, fn, session=session)
+                    await self._drain(call, pending, results, run, to_event, on_error, bar)
+        missing = [i for i, r in enumerate(results) if r is None]
+        if missing:  # pragma: no cover - a bug in a subclass, never a user error
+            raise RuntimeError(f"{type(self).__name__} returned no result for items {missing}")
+        return results  # type: ignore[return-value]
+
+    def map(
+        self,
+        fn: Callable[[Any], Any],
+        items: Iterable[Any],
+        *,
+        key: Callable[[Any], str] = str,
+        run: Run | None = None,
+        to_event: Callable[[Any], dict[str, Any]] | None = None,
+        from_event: Callable[[dict[str, Any]], Any] | None = None,
+        on_error: OnError = "raise",
+    ) -> list[UnitResult]:
+        """Synchronous twin of :meth:`amap` (same arguments) for scripts, the CLI and
+        notebooks without a running event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            batch = self.amap(
+                fn,
+                items,
+                key=key,
+                run=run,
+                to_event=to_event,
+                from_event=from_event,
+                on_error=on_error,
+            )
+            return asyncio.run(batch)
+        raise RuntimeError(
+            f"{type(self).__name__}.map() was called inside a running event loop (e.g. a "
+            "Jupyter cell or an async function); use `await executor.amap(...)` there instead"
+        )
+
+    async def _drain(
+        self,
+        call: Callable[[Any], Awaitable[Any]],
+        pending: deque[tuple[int, str, Any]],
+        results: list[UnitResult | None],
+        run: Run | None,
+        to_event: Callable[[Any], dict[str, Any]],
+        on_error: OnError,
+        bar: ProgressBar,
+    ) -> None:
+        """Run the pending units with ``concurrency`` workers taking units in input order.
+
+        Recording happens synchronously right after a call returns — no ``await`` in
+        between — so on the single event-loop thread a unit's event reaches the disk
+        before any other unit's result is handled, and a cancellation can never split it.
+        """
+
+        async def worker() -> None:
+            while pending:
+                index, unit, item = pending.popleft()
+                start = time.perf_counter()
+                try:
+                    value = await call(item)
+                except Exception as exc:
+                    message = error_message(exc)
+                    if run is not None:
+                        run.append_event(unit, {"error": message}, status="error")
+                    results[index] = UnitResult(
+                        key=unit, value=None, error=message, elapsed_s=time.perf_counter() - start
+                    )
+                    bar.advance(failed=True)
+                    if on_error == "raise" or isinstance(exc, self.fatal_errors):
+                        raise
+                    continue
+                elapsed = time.perf_counter() - start
+                if run is not None:
+                    run.append_event(unit, to_event(value))
+                results[index] = UnitResult(key=unit, value=value, elapsed_s=elapsed)
+                bar.advance()
+
+        tasks = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(pending)))]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in tasks:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+
+async def call_maybe_async(fn: Callable[[Any], Any], item: Any) -> Any:
+    """``fn(item)``, awaited when it returns an awaitable (so plain functions work too)."""
+    value = fn(item)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def _unit_keys(items: list[Any], key: Callable[[Any], str]) -> list[str]:
+    keys = [key(item) for item in items]
+    bad = next((k for k in keys if not isinstance(k, str)), None)
+    if bad is not None:
+        raise InputError(f"key= must return a string for each item, got {bad!r}")
+    if len(set(keys)) != len(keys):
+        dupes = sorted(k for k, n in Counter(keys).items() if n > 1)
+        raise InputError(
+            f"duplicate unit keys {dupes[:5]}: each item needs its own key, since the key "
+            "identifies a unit in events.jsonl; make key= include what distinguishes items"
+        )
+    return keys
+
+
+def _restore(from_event: Callable[[dict[str, Any]], Any], event: dict[str, Any], unit: str) -> Any:
+    try:
+        return from_event(event.get("data") or {})
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(
+            f"cannot restore finished unit {unit!r} from events.jsonl ({error_message(exc)}); "
+            "pass the from_event= that matches the to_event= used when it was recorded"
+        ) from exc
+
+
+__all__ = ["Executor", "OnError", "UnitResult", "call_maybe_async"]

@@ -1,0 +1,1 @@
+"""silicolab test suite (a package so that ``tests.support`` is importable)."""

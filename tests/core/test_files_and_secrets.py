@@ -1,0 +1,60 @@
+"""Durable writes, seeding from identity, and secret redaction."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from silicolab.core.files import append_jsonl, atomic_write_json, canonical_json, read_jsonl
+from silicolab.core.secrets import redact, scrub_text
+from silicolab.core.seeding import child_seed, rng
+
+
+def test_atomic_write_leaves_no_temp_files_and_replaces(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "record.json"
+    atomic_write_json(target, {"a": 1})
+    atomic_write_json(target, {"a": 2})
+    assert json.loads(target.read_text()) == {"a": 2}
+    assert [p.name for p in target.parent.iterdir()] == ["record.json"]
+
+
+def test_jsonl_append_and_torn_last_line_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    append_jsonl(path, {"unit": "a"})
+    append_jsonl(path, {"unit": "b"})
+    with open(path, "a") as handle:
+        handle.write('{"unit": "c", "trunc')
+    assert [row["unit"] for row in read_jsonl(path)] == ["a", "b"]
+
+
+def test_canonical_json_is_order_independent() -> None:
+    assert canonical_json({"b": 1, "a": [1, {"y": 2, "x": 1}]}) == canonical_json(
+        {"a": [1, {"x": 1, "y": 2}], "b": 1}
+    )
+
+
+def test_seeds_depend_on_identity_not_order() -> None:
+    a = [rng(7, "unit", i).random() for i in range(5)]
+    b = [rng(7, "unit", i).random() for i in reversed(range(5))][::-1]
+    assert a == b
+    assert rng(7, "unit", 1).random() != rng(8, "unit", 1).random()
+    assert child_seed(None, "x") is None and child_seed(1, "x") == child_seed(1, "x")
+
+
+def test_redact_nested_credentials_but_keep_token_counts() -> None:
+    config = {
+        "api_key": "sk-1",
+        "nested": [{"Authorization": "Bearer x"}],
+        "api_key_env": "OPENAI_API_KEY",
+        "max_tokens": 5,
+        "password": "",
+    }
+    out = redact(config)
+    assert out["api_key"] == "***" and out["nested"][0]["Authorization"] == "***"
+    assert out["api_key_env"] == "OPENAI_API_KEY" and out["max_tokens"] == 5
+    assert config["api_key"] == "sk-1"  # input untouched
+
+
+def test_scrub_text_uses_environment_secrets(monkeypatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_API_KEY", "s3cr3t-value-xyz")
+    assert scrub_text("error with s3cr3t-value-xyz inside") == "error with *** inside"

@@ -1,0 +1,1 @@
+"""Test-support code shared by silicolab's test suite and benchmarks."""

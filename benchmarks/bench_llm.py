@@ -231,6 +231,65 @@ async def bench_concurrency(
     }
 
 
+_SERVER_SCRIPT = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from tests.support.openai_server import FakeLLMServer
+server = FakeLLMServer(latency_s=float(sys.argv[2])).start()
+print(server.base_url, flush=True)
+sys.stdin.read()
+"""
+
+
+async def bench_concurrency_separate_server(
+    n_calls: int, concurrency: int, latency_s: float, repeats: int = 3
+) -> dict[str, Any]:
+    """The layered workload of :func:`bench_concurrency` against a server in its own
+    process, as a real server would be: the client no longer shares the interpreter (and
+    its GIL) with the server, so this is the figure that measures the client."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SERVER_SCRIPT, str(REPO_ROOT), str(latency_s)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        base_url = proc.stdout.readline().strip()  # type: ignore[union-attr]
+        model = load_model(
+            MODEL_SPEC,
+            base_url=base_url,
+            api_key_env=KEY_ENV,
+            cache_path=None,
+            max_concurrency=concurrency,
+            max_retries=0,
+            timeout_s=30.0,
+        )
+        await model.agenerate(_messages("warm-up", 0), temperature=0.0)
+        runs = []
+        for rep in range(repeats):
+            started = time.perf_counter()
+            await asyncio.gather(
+                *(
+                    model.agenerate(_messages(f"sep{rep}", i), temperature=0.0)
+                    for i in range(n_calls)
+                )
+            )
+            runs.append(time.perf_counter() - started)
+        await model.aclose()
+    finally:
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.wait(10)
+    ideal = math.ceil(n_calls / concurrency) * latency_s
+    return {
+        "elapsed_s": min(runs),
+        "elapsed_runs_s": runs,
+        "ideal_s": ideal,
+        "ratio": min(runs) / ideal,
+    }
+
+
 # --------------------------------------------------------------------------- 3. overhead
 
 
@@ -394,6 +453,11 @@ def _print_report(results: dict[str, Any]) -> None:
             f"{c['process_cpu_s'] / c['calls'] * 1e3:.2f} ms/call client+server",
         ),
         ("server max in flight", str(c["server_max_in_flight"]), f"limit {c['concurrency']}"),
+        (
+            "load_model, server in its own process",
+            f"{c['separate_server']['elapsed_s']:.3f} s",
+            f"ideal {c['ideal_s']:.3f} s -> ratio {c['separate_server']['ratio']:.2f}x",
+        ),
         ("#", "3. overhead", f"{o['calls']} sequential calls, 0 ms latency"),
         ("raw AsyncOpenAI mean", f"{o['raw_mean_ms']:.3f} ms", f"median {o['raw_median_ms']:.3f}"),
         (
@@ -434,6 +498,9 @@ async def _main(quick: bool) -> dict[str, Any]:
         cache_dir = Path(tmp)
         faults = await bench_fault_tolerance(200 if quick else 500, cache_dir)
         conc = await bench_concurrency(256, 64, 0.2, repeats=2 if quick else 3)
+        conc["separate_server"] = await bench_concurrency_separate_server(
+            256, 64, 0.2, repeats=2 if quick else 3
+        )
         over = await bench_overhead(100 if quick else 300, cache_dir)
     return {"fault_tolerance": faults, "concurrency": conc, "overhead": over}
 

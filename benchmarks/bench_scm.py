@@ -32,7 +32,10 @@ def best_of(repeats: int, work: Callable[[], object]) -> float:
 
 def main() -> None:
     spec = RandomSCMSpec(
-        n_nodes=10, n_edges=20, weight_range=(0.2, 1.5), negative_weights=True,
+        n_nodes=10,
+        n_edges=20,
+        weight_range=(0.2, 1.5),
+        negative_weights=True,
         noise=Noise.normal(0, 1),
     )
     scm = random_scm(spec, seed=0)

@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from scm_strategies import dags
 
 from silicolab.core.errors import InputError
-from silicolab.scm import CausalGraph, PartialGraph, cpdag, imec_size, markov_equivalent_dags, mec_size
+from silicolab.scm import (
+    CausalGraph,
+    PartialGraph,
+    cpdag,
+    imec_size,
+    markov_equivalent_dags,
+    mec_size,
+)
 
 
 def complete_dag(k: int) -> CausalGraph:
@@ -67,11 +74,7 @@ def test_cpdag_examples() -> None:
 @given(dags(max_nodes=5))
 @settings(max_examples=80, deadline=None)
 def test_mec_size_matches_brute_force(graph: CausalGraph) -> None:
-    members = [
-        g
-        for g in orientations(graph)
-        if g.v_structures() == graph.v_structures()
-    ]
+    members = [g for g in orientations(graph) if g.v_structures() == graph.v_structures()]
     assert mec_size(graph) == len(members)
     listed = markov_equivalent_dags(graph)
     assert len(listed) == len(set(listed)) == len(members)
@@ -84,9 +87,7 @@ def test_mec_size_matches_brute_force(graph: CausalGraph) -> None:
 def test_imec_size_matches_brute_force(graph: CausalGraph) -> None:
     for targets in ([], [graph.nodes[0]], list(graph.nodes[:2]), [set(graph.nodes[:2])]):
         family = [set()] + [{t} if isinstance(t, str) else set(t) for t in targets]
-        expected = sum(
-            interventionally_equivalent(g, graph, family) for g in orientations(graph)
-        )
+        expected = sum(interventionally_equivalent(g, graph, family) for g in orientations(graph))
         assert imec_size(graph, targets) == expected
 
 

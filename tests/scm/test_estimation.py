@@ -15,6 +15,7 @@ from silicolab.scm import (
     CausalGraph,
     LinearMechanism,
     Noise,
+    PathEstimates,
     RandomSCMSpec,
     Variable,
     estimate_paths,
@@ -51,7 +52,7 @@ def two_cause_data() -> pd.DataFrame:
     return pd.DataFrame({"x1": x1, "x2": x2, "y": y})
 
 
-def rows(result, op: str = "~") -> pd.DataFrame:  # noqa: ANN001
+def rows(result: PathEstimates, op: str = "~") -> pd.DataFrame:
     return result.table[result.table.op == op].set_index("rhs")
 
 
@@ -80,7 +81,16 @@ def test_ml_estimates_equal_numpy(two_cause_data: pd.DataFrame) -> None:
     assert result.r2["y"] == pytest.approx(ref["r2"])
     assert (result.n, result.n_dropped) == (400, 0)
     assert list(result.table.columns) == [
-        "lhs", "op", "rhs", "est", "se", "z", "p", "ci_low", "ci_high", "std_all"
+        "lhs",
+        "op",
+        "rhs",
+        "est",
+        "se",
+        "z",
+        "p",
+        "ci_low",
+        "ci_high",
+        "std_all",
     ]
 
 
@@ -105,7 +115,9 @@ def test_std_all_saturated_is_b_sdx_over_sdy(two_cause_data: pd.DataFrame) -> No
     table = result.table.set_index(["lhs", "op", "rhs"])
     for lhs, rhs in (("y", "x1"), ("y", "x2"), ("x2", "x1")):
         b = table.loc[(lhs, "~", rhs), "est"]
-        assert table.loc[(lhs, "~", rhs), "std_all"] == pytest.approx(b * d[rhs].std() / d[lhs].std())
+        assert table.loc[(lhs, "~", rhs), "std_all"] == pytest.approx(
+            b * d[rhs].std() / d[lhs].std()
+        )
     resid = table.loc[("y", "~~", "y"), "std_all"]
     assert resid == pytest.approx(1 - result.r2["y"])
     assert estimate_paths(d, {"y": ["x1"]}, standardize=False).table.std_all.isna().all()

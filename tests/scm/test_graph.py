@@ -7,11 +7,10 @@ import json
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from scm_strategies import dags
 
 from silicolab.core.errors import InputError
 from silicolab.scm import CausalGraph, Variable
-
-from scm_strategies import dags
 
 
 @pytest.fixture

@@ -43,7 +43,12 @@ def crystal() -> SCM:
             "density": LinearMechanism(),
             "moisture": LinearMechanism(),
         },
-        {"resonanceFreq": Noise.constant(0), "quantumSize": base, "density": base, "moisture": base},
+        {
+            "resonanceFreq": Noise.constant(0),
+            "quantumSize": base,
+            "density": base,
+            "moisture": base,
+        },
         round_to=2,
     )
 

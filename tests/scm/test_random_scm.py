@@ -20,7 +20,13 @@ from silicolab.scm import (
 )
 
 # Published per-suite mean edge counts (50 graphs each) and the generator's range.
-CAUSALAB_EDGES = {3: (2.56, 2, 3), 4: (4.54, 3, 6), 5: (7.26, 4, 10), 6: (8.82, 5, 12), 7: (10.26, 6, 14)}
+CAUSALAB_EDGES = {
+    3: (2.56, 2, 3),
+    4: (4.54, 3, 6),
+    5: (7.26, 4, 10),
+    6: (8.82, 5, 12),
+    7: (10.26, 6, 14),
+}
 
 
 @pytest.mark.parametrize("k", sorted(CAUSALAB_EDGES))

@@ -39,7 +39,14 @@ def _names(nodes: Sequence[str] | None, size: int) -> list[str]:
 
 
 def _simplest(partial: PartialGraph) -> CausalGraph | PartialGraph:
-    return partial.to_causal_graph() if partial.is_fully_directed() else partial
+    """A CausalGraph when every edge is directed and acyclic; otherwise the PartialGraph
+    (estimates, e.g. an LLM's matrix, may contain cycles and must still be scorable)."""
+    if not partial.is_fully_directed():
+        return partial
+    try:
+        return partial.to_causal_graph()
+    except InputError:
+        return partial
 
 
 def _order(graph: CausalGraph | PartialGraph, nodes: Sequence[str] | None) -> list[str]:
@@ -54,8 +61,8 @@ def _order(graph: CausalGraph | PartialGraph, nodes: Sequence[str] | None) -> li
 
 def from_scp_matrix(matrix: Any, nodes: Sequence[str] | None = None) -> CausalGraph | PartialGraph:
     """Read an SCP matrix (row = effect): a :class:`CausalGraph` when every edge is
-    one-way, else a :class:`PartialGraph` (both entries non-zero: ``2`` = bidirected,
-    anything else = undirected)."""
+    one-way and there is no cycle, else a :class:`PartialGraph` (both entries non-zero:
+    ``2`` = bidirected, anything else = undirected)."""
     array = square_matrix(matrix)
     names = _names(nodes, array.shape[0])
     partial_edges = []
@@ -104,7 +111,8 @@ def from_causallearn_graph(
 ) -> CausalGraph | PartialGraph:
     """Read causal-learn output: a ``GeneralGraph`` (``cg.G``, ``Record["G"]``, FCI's ``G``)
     or its ``.graph`` matrix. Node names come from ``nodes``, else from the graph's nodes,
-    else ``x0 ..``. Returns a :class:`CausalGraph` when every edge is directed."""
+    else ``x0 ..``. Returns a :class:`CausalGraph` when every edge is directed and there is
+    no cycle."""
     matrix = getattr(graph, "graph", graph)
     if nodes is None and hasattr(graph, "get_nodes"):
         nodes = [node.get_name() for node in graph.get_nodes()]

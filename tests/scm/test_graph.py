@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from scm_strategies import dags
 
 from silicolab.core.errors import InputError
-from silicolab.scm import CausalGraph, Variable
+from silicolab.scm import CausalGraph, PartialGraph, Variable
 
 
 @pytest.fixture
@@ -152,3 +152,27 @@ def test_variable_validation_and_scores() -> None:
 def test_duplicate_node() -> None:
     with pytest.raises(InputError, match="listed twice"):
         CausalGraph(["a", "a"])
+
+
+def test_partial_graph_marks_binarization_and_json() -> None:
+    p = PartialGraph(
+        ["a", "b", "c", "d"],
+        directed=[("b", "a")],
+        undirected=[("a", "c")],
+        bidirected=[("c", "d")],
+        marked=[("b", "d", "circle", "arrow")],
+    )
+    assert p.marks("a", "b") == ("arrow", "tail")
+    assert p.directed_edges() == (("b", "a"),)
+    matrix = p.binary_adjacency()
+    # b -> a: one entry; a - c and c <-> d: both entries; b o-> d: only b -> d.
+    assert matrix.tolist() == [[0, 0, 1, 0], [1, 0, 0, 1], [1, 0, 0, 1], [0, 0, 1, 0]]
+    assert not p.is_fully_directed()
+    with pytest.raises(InputError, match="orient them all"):
+        p.to_causal_graph()
+    back = PartialGraph.from_dict(json.loads(json.dumps(p.to_dict())))
+    assert back == p and hash(back) == hash(p)
+    with pytest.raises(InputError, match="two different edges"):
+        PartialGraph("ab", directed=[("a", "b"), ("b", "a")])
+    with pytest.raises(InputError, match="unknown edge mark"):
+        PartialGraph("ab", marked=[("a", "b", "dot", "arrow")])

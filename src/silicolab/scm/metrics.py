@@ -32,6 +32,7 @@ from silicolab.scm.graph import CausalGraph, Edge, as_edge
 from silicolab.scm.partial_graph import PartialGraph
 
 GraphLike = CausalGraph | PartialGraph | Iterable[Any]
+SCHEMA_VERSION = 1
 IGNORED_COEFFICIENT_KEYS = frozenset({"base", "intercept", "const", "1"})
 
 
@@ -47,7 +48,7 @@ class Scores:
     n_true: int
 
     def to_dict(self) -> dict[str, float | int]:
-        return asdict(self)
+        return {"schema_version": SCHEMA_VERSION, **asdict(self)}
 
 
 @dataclass(frozen=True)

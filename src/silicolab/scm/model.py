@@ -178,10 +178,8 @@ class SCM:
     # -- interventions ------------------------------------------------------------------
 
     def do(self, assignments: Mapping[str, float]) -> SCM:
-        """Hard intervention: each ``X`` in ``assignments`` becomes the constant value.
-
-        >>> scm.do({"x": 3.0}).evaluate()["y"]   # y = 1 + 2 * 3 + noise
-        """
+        """Hard intervention: each ``X`` in ``assignments`` becomes the constant value and
+        loses its incoming edges; e.g. ``scm.do({"x": 3.0})`` for ``do(x = 3)``."""
         mechanisms, noise = dict(self._mechanisms), dict(self._noise)
         for name, value in assignments.items():
             self._graph.variable(name)

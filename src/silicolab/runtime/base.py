@@ -28,11 +28,22 @@ from abc import ABC, abstractmethod
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from silicolab.core.errors import InputError
-from silicolab.runs import Run
 from silicolab.runtime.progress import ProgressBar
+
+
+class EventLog(Protocol):
+    """What an executor needs from a run directory (:class:`silicolab.runs.Run` is one):
+    the finished units to skip, and a durable place to append each finished unit. A
+    protocol, so runtime and runs stay independent packages on the same layer."""
+
+    def finished_events(self) -> dict[str, dict[str, Any]]: ...
+
+    def append_event(
+        self, unit: str, data: dict[str, Any] | None = None, *, status: str = "ok"
+    ) -> None: ...
 
 OnError = Literal["raise", "record"]
 
@@ -101,7 +112,7 @@ class Executor(ABC):
         items: Iterable[Any],
         *,
         key: Callable[[Any], str] = str,
-        run: Run | None = None,
+        run: EventLog | None = None,
         to_event: Callable[[Any], dict[str, Any]] | None = None,
         from_event: Callable[[dict[str, Any]], Any] | None = None,
         on_error: OnError = "raise",
@@ -156,7 +167,7 @@ class Executor(ABC):
         items: Iterable[Any],
         *,
         key: Callable[[Any], str] = str,
-        run: Run | None = None,
+        run: EventLog | None = None,
         to_event: Callable[[Any], dict[str, Any]] | None = None,
         from_event: Callable[[dict[str, Any]], Any] | None = None,
         on_error: OnError = "raise",
@@ -186,7 +197,7 @@ class Executor(ABC):
         call: Callable[[Any], Awaitable[Any]],
         pending: deque[tuple[int, str, Any]],
         results: list[UnitResult | None],
-        run: Run | None,
+        run: EventLog | None,
         to_event: Callable[[Any], dict[str, Any]],
         on_error: OnError,
         bar: ProgressBar,

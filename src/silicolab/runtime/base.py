@@ -45,6 +45,7 @@ class EventLog(Protocol):
         self, unit: str, data: dict[str, Any] | None = None, *, status: str = "ok"
     ) -> None: ...
 
+
 OnError = Literal["raise", "record"]
 
 

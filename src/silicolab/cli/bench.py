@@ -1,0 +1,151 @@
+"""``silicolab bench discovery``: our numbers beside the published tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from silicolab.core.config import load_settings
+from silicolab.core.errors import InputError
+
+
+def split_list(value: str, what: str) -> list[str]:
+    """``"pc, exact"`` -> ``["pc", "exact"]``; an empty list is an error."""
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise InputError(f"--{what} is empty: give a comma-separated list")
+    return items
+
+
+def run_bench_discovery(
+    *,
+    methods: str,
+    datasets: str,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    jobs: int,
+    resume: bool,
+    runs_dir: Path | None,
+    config: Path | None,
+    json_out: bool,
+) -> dict[str, Any]:
+    """Run the benchmark (resumably) and print the comparison table."""
+    from silicolab.bench.discovery import run_discovery_bench
+    from silicolab.cli.discover import llm_model
+    from silicolab.discovery import registry
+    from silicolab.runs import Run
+
+    method_list = split_list(methods, "methods")
+    dataset_list = (
+        ["auto_mpg", "dwd_climate", "sachs"]
+        if datasets == "all"
+        else split_list(datasets, "datasets")
+    )
+    for name in method_list:
+        registry.get(name)
+    needs_llm = [m for m in method_list if m in registry.available("llm")]
+    if needs_llm and not model:
+        raise InputError(
+            f"{', '.join(needs_llm)} need a language model: add --model SPEC "
+            "(and --base-url for a local server)"
+        )
+    llm = llm_model(model, base_url, api_key_env, config) if needs_llm else None
+    root = runs_dir or Path(load_settings(config).runs_dir)
+    run = Run.latest(root, kind="bench-discovery") if resume else None
+    if resume and run is None:
+        raise InputError(f"no bench-discovery run under {root} to resume; drop --resume")
+    if run is None:
+        run = Run.create(
+            root,
+            kind="bench-discovery",
+            slug="-".join(method_list)[:40],
+            config={
+                "methods": method_list,
+                "datasets": dataset_list,
+                "model": getattr(llm, "spec", None),
+            },
+        )
+    with run:
+        table = run_discovery_bench(method_list, dataset_list, model=llm, run=run, jobs=jobs)
+        rows = json.loads(table.to_json(orient="records"))
+        record = {"rows": rows, "usage": llm.ledger.summary() if llm is not None else None}
+        run.write_record(record)
+        run.write_report("# Causal discovery benchmark\n\n" + markdown_table(table) + "\n")
+    if json_out:
+        typer.echo(json.dumps({"run_dir": str(run.path), "rows": rows}))
+    else:
+        _print_table(table, run.path)
+    return {"run_dir": str(run.path), "rows": rows}
+
+
+#: (column, heading) of the printed comparison; the record keeps every column.
+COLUMNS = (
+    ("method", "method"),
+    ("dataset", "dataset"),
+    ("model", "model"),
+    ("shd", "SHD"),
+    ("nhd_truncated", "NHD"),
+    ("published_shd", "paper SHD"),
+    ("published_nhd", "paper NHD"),
+    ("match", "match"),
+    ("f1", "F1"),
+    ("runtime_s", "seconds"),
+    ("tokens", "tokens"),
+)
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) >= 1 else f"{value:.3f}"
+    return str(value)
+
+
+def _rows(table: Any) -> tuple[list[str], list[list[str]], list[str]]:
+    """Headings, formatted cells and numbered notes (notes and errors as footnotes)."""
+    present = [(c, h) for c, h in COLUMNS if c in table.columns]
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for record in table.to_dict("records"):
+        cells = [_cell(record.get(c)) for c, _ in present]
+        for key in ("error", "published_note", "notes"):
+            text = record.get(key)
+            if text and isinstance(text, str):
+                if text not in notes:  # one number per distinct note
+                    notes.append(text)
+                cells[0] += f" [{notes.index(text) + 1}]"
+        rows.append(cells)
+    return [h for _, h in present], rows, notes
+
+
+def markdown_table(table: Any) -> str:
+    """The comparison as a Markdown table with numbered notes (no optional dependency)."""
+    headings, rows, notes = _rows(table)
+    lines = ["| " + " | ".join(headings) + " |", "|" + "---|" * len(headings)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    lines += ["", *[f"[{i}] {note}" for i, note in enumerate(notes, start=1)]]
+    return "\n".join(lines)
+
+
+def _print_table(table: Any, path: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    headings, rows, notes = _rows(table)
+    out = Table(title="causal discovery: ours beside the MAC paper (arXiv 2407.15073 v2)")
+    for heading in headings:
+        out.add_column(heading, no_wrap=heading in ("method", "dataset"))
+    for cells in rows:
+        out.add_row(*cells)
+    console = Console()
+    console.print(out)
+    for i, note in enumerate(notes, start=1):
+        console.print(f"[{i}] {note}", markup=False)
+    console.print(f"run directory: {path}")

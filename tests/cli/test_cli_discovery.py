@@ -8,6 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from tests.cli.test_cli import run
+from tests.discovery.mac_fakes import Oracle
+
+from silicolab.discovery import load
 
 
 def test_discover_pc_on_bundled_dataset_reproduces_published_scores(tmp_path: Path) -> None:
@@ -89,3 +92,45 @@ def test_bench_discovery_prints_ours_beside_published_and_resumes(tmp_path: Path
     again = run([*args, "--resume"], tmp_path)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["rows"] == rows
+
+
+def test_discover_llm_method_through_an_openai_compatible_server(llm_server_factory, tmp_path):
+    oracle = Oracle(load("auto_mpg").truth.edges)
+    server = llm_server_factory(reply=oracle.http, faults=["500"])
+    args = [
+        "discover",
+        "--dataset",
+        "auto_mpg",
+        "--method",
+        "mac_meta_debate",
+        "--model",
+        "openai:oracle",
+        "--base-url",
+        server.base_url,
+        "--json",
+    ]
+    out = run(args, tmp_path)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["scores"]["shd"] == 0  # the oracle judge knows the truth
+    assert summary["usage"]["calls"] >= 15 and summary["usage"]["input_tokens"] > 0
+    assert server.stats.faults_by_kind == {"500": 1}  # retried, not fatal
+    bench = run(
+        [
+            "bench",
+            "discovery",
+            "--methods",
+            "pc,mac_single_agent",
+            "--datasets",
+            "auto_mpg",
+            "--model",
+            "openai:oracle",
+            "--base-url",
+            server.base_url,
+            "--json",
+        ],
+        tmp_path,
+    )
+    assert bench.returncode == 0, bench.stderr
+    rows = {r["method"]: r for r in json.loads(bench.stdout)["rows"]}
+    assert rows["mac_single_agent"]["shd"] == 0 and rows["mac_single_agent"]["tokens"] > 0

@@ -63,6 +63,20 @@ def test_discover_bad_input_is_one_line(tmp_path: Path) -> None:
         (["discover", "--dataset", "auto_mpg", "--require", "Wait->Mpg"], "Wait"),
         (["discover"], "exactly one of --dataset"),
         (
+            [
+                "discover",
+                "--dataset",
+                "auto_mpg",
+                "--method",
+                "mac_meta_debate",
+                "--model",
+                "scripted",
+                "--param",
+                "bogus=1",
+            ],
+            "does not accept parameter(s) ['bogus']",
+        ),
+        (
             ["bench", "discovery", "--methods", "mac_meta_debate", "--datasets", "auto_mpg"],
             "need a language model",
         ),

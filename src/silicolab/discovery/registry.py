@@ -10,6 +10,7 @@ an unknown method instead of being hidden.
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -110,8 +111,25 @@ def available(kind: str | None = None) -> dict[str, str]:
 def discover(
     data: pd.DataFrame, method: str, *, knowledge: Knowledge | None = None, **params: Any
 ) -> DiscoveryResult:
-    """Run the method registered as ``method`` on ``data``."""
-    return get(method)(data, knowledge=knowledge, **params)
+    """Run the method registered as ``method`` on ``data``.
+
+    Parameters a method's signature cannot take are an :class:`InputError` naming them
+    (methods that take ``**params`` check their own).
+    """
+    fn = get(method)
+    signature = inspect.signature(fn)
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    unknown = sorted(set(params) - set(signature.parameters))
+    if unknown and not takes_any:
+        named = sorted(
+            n
+            for n, p in signature.parameters.items()
+            if p.kind is p.KEYWORD_ONLY and n != "knowledge"
+        )
+        raise InputError(
+            f"{method} does not accept parameter(s) {unknown}; it takes {named}. Check the spelling"
+        )
+    return fn(data, knowledge=knowledge, **params)
 
 
 for _name, _fn, _description in (

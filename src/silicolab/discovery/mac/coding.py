@@ -31,6 +31,7 @@ from silicolab.discovery.mac.common import (
     knowledge_lines,
     knowledge_violations,
     ledger_snapshot,
+    sync_twin,
     usage_between,
     variable_lines,
 )
@@ -40,7 +41,6 @@ from silicolab.discovery.mac.schemas import plan_verdict_schema
 from silicolab.discovery.mac.templates import render
 from silicolab.discovery.result import DiscoveryResult
 from silicolab.llm import LanguageModel, astructured
-from silicolab.llm.base import run_sync
 
 SCHEMA_VERSION = 1
 DEFAULT_ALGORITHMS = ("pc", "exact", "direct_lingam", "ges", "fci", "cdnod")
@@ -279,6 +279,4 @@ async def adebate_coding(
     )
 
 
-def debate_coding(data: pd.DataFrame, **kwargs: Any) -> DiscoveryResult:
-    """The synchronous twin of :func:`adebate_coding` (same keyword arguments)."""
-    return run_sync(adebate_coding(data, **kwargs))
+debate_coding = sync_twin(adebate_coding, "debate_coding")

@@ -37,6 +37,7 @@ from silicolab.discovery.mac.common import (
     fixed_pairs,
     graph_from_pairs,
     ledger_snapshot,
+    sync_twin,
     usage_between,
     variable_lines,
 )
@@ -44,7 +45,6 @@ from silicolab.discovery.mac.schemas import judge_final_schema, judge_round_sche
 from silicolab.discovery.mac.templates import render
 from silicolab.discovery.result import DiscoveryResult
 from silicolab.llm import LanguageModel, astructured
-from silicolab.llm.base import run_sync
 
 SCHEMA_VERSION = 1
 CONVENTION_NOTE = (
@@ -363,6 +363,4 @@ async def ameta_debate(
     )
 
 
-def meta_debate(data: pd.DataFrame, **kwargs: Any) -> DiscoveryResult:
-    """The synchronous twin of :func:`ameta_debate` (same keyword arguments)."""
-    return run_sync(ameta_debate(data, **kwargs))
+meta_debate = sync_twin(ameta_debate, "meta_debate")

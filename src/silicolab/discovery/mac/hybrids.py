@@ -34,12 +34,12 @@ from silicolab.discovery.mac.common import (
     check_model,
     edge_sentence,
     ledger_snapshot,
+    sync_twin,
     usage_between,
 )
 from silicolab.discovery.mac.debate import ameta_debate
 from silicolab.discovery.result import DiscoveryResult, graph_edges
 from silicolab.llm import LanguageModel
-from silicolab.llm.base import run_sync
 
 SCHEMA_VERSION = 1
 
@@ -208,11 +208,7 @@ async def adebating_then_coding(
     )
 
 
-def coding_then_debating(data: pd.DataFrame, **kwargs: Any) -> DiscoveryResult:
-    """The synchronous twin of :func:`acoding_then_debating`."""
-    return run_sync(acoding_then_debating(data, **kwargs))
+coding_then_debating = sync_twin(acoding_then_debating, "coding_then_debating")
 
 
-def debating_then_coding(data: pd.DataFrame, **kwargs: Any) -> DiscoveryResult:
-    """The synchronous twin of :func:`adebating_then_coding`."""
-    return run_sync(adebating_then_coding(data, **kwargs))
+debating_then_coding = sync_twin(adebating_then_coding, "debating_then_coding")

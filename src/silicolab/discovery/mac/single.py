@@ -26,6 +26,7 @@ from silicolab.discovery.mac.common import (
     fixed_pairs,
     graph_from_pairs,
     ledger_snapshot,
+    sync_twin,
     usage_between,
     variable_lines,
 )
@@ -34,7 +35,6 @@ from silicolab.discovery.mac.schemas import question_key, single_agent_schema
 from silicolab.discovery.mac.templates import render
 from silicolab.discovery.result import DiscoveryResult
 from silicolab.llm import LanguageModel, astructured
-from silicolab.llm.base import run_sync
 
 SCHEMA_VERSION = 1
 
@@ -131,6 +131,4 @@ async def asingle_agent(
     )
 
 
-def single_agent(data: pd.DataFrame, **kwargs: Any) -> DiscoveryResult:
-    """The synchronous twin of :func:`asingle_agent` (same keyword arguments)."""
-    return run_sync(asingle_agent(data, **kwargs))
+single_agent = sync_twin(asingle_agent, "single_agent")

@@ -234,6 +234,55 @@ def bench_discovery(
     )
 
 
+@bench_app.command("causalab")
+def bench_causalab(
+    suite: Annotated[
+        str,
+        typer.Option(
+            help="Suites: 3nodes..7nodes (the main sweep), a comma "
+            "list such as 4nodes,4nodes_quad_hard, or 'all'."
+        ),
+    ] = ("3nodes..7nodes"),
+    agent: Annotated[str, typer.Option(help="reference (no LLM), random, or llm.")] = "reference",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    episodes: Annotated[int, typer.Option(min=1, max=50, help="Graphs per suite.")] = 50,
+    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 8,
+    verify: Annotated[
+        str, typer.Option(help="LLM verification: none, per_step or before_commit.")
+    ] = "none",
+    fidelity: Annotated[
+        str, typer.Option(help="fixed (deterministic) or faithful (the published quirks).")
+    ] = "fixed",
+    seed: Annotated[int, typer.Option(help="Seed of the lab instances.")] = 0,
+    resume: Annotated[bool, typer.Option("--resume", help="Finish the latest run.")] = False,
+    runs_dir: RunsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """CausaLab crystal-lab episodes: task accuracy, edge F1, SHD, weight and root F1,
+    beside the CausaLab paper's numbers for the same suite."""
+    from silicolab.cli.bench import run_bench_causalab
+
+    run_bench_causalab(
+        suite=suite,
+        agent=agent,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        episodes=episodes,
+        jobs=jobs,
+        verify=verify,
+        fidelity=fidelity,
+        seed=seed,
+        resume=resume,
+        runs_dir=runs_dir,
+        config=config,
+        json_out=json_out,
+    )
+
+
 @cache_app.command("stats")
 def cache_stats(
     config: ConfigOpt = None,

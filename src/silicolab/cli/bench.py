@@ -82,6 +82,121 @@ def run_bench_discovery(
     return {"run_dir": str(run.path), "rows": rows}
 
 
+def expand_suites(value: str) -> list[str]:
+    """``"3nodes..7nodes"`` -> the five main suites; ``"main"`` likewise; otherwise a
+    comma-separated list checked against the released suite names."""
+    from silicolab.envs.causalab.suite import suite_names
+
+    known = suite_names()
+    if value in ("main", "3nodes..7nodes"):
+        return [f"{k}nodes" for k in range(3, 8)]
+    if value == "all":
+        return list(known)
+    out = []
+    for item in split_list(value, "suite"):
+        lo, sep, hi = item.partition("..")
+        if sep:
+            ks = range(int(lo.removesuffix("nodes")), int(hi.removesuffix("nodes")) + 1)
+            out += [f"{k}nodes" for k in ks]
+        else:
+            out.append(item)
+    unknown = [s for s in out if s not in known]
+    if unknown:
+        raise InputError(f"unknown suite(s) {unknown}; choose from {', '.join(known)}")
+    return out
+
+
+def run_bench_causalab(
+    *,
+    suite: str,
+    agent: str,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    episodes: int,
+    jobs: int,
+    verify: str,
+    fidelity: str,
+    seed: int,
+    resume: bool,
+    runs_dir: Path | None,
+    config: Path | None,
+    json_out: bool,
+) -> dict[str, Any]:
+    """Run the CausaLab benchmark (resumably) and print ours beside the paper's numbers."""
+    from silicolab.bench.causalab import run_causalab_bench
+    from silicolab.cli.discover import llm_model
+    from silicolab.runs import Run
+
+    suites = expand_suites(suite)
+    if agent not in ("reference", "random", "llm"):
+        raise InputError(f"--agent {agent!r}: use reference, random or llm")
+    if agent == "llm" and not model:
+        raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
+    llm = llm_model(model, base_url, api_key_env, config) if agent == "llm" else None
+    root = runs_dir or Path(load_settings(config).runs_dir)
+    run = Run.latest(root, kind="bench-causalab") if resume else None
+    if resume and run is None:
+        raise InputError(f"no bench-causalab run under {root} to resume; drop --resume")
+    if run is None:
+        run = Run.create(
+            root,
+            kind="bench-causalab",
+            slug=f"{agent}-{suite}"[:40],
+            seed=seed,
+            config={
+                "suites": suites,
+                "agent": agent,
+                "episodes": episodes,
+                "verify": verify,
+                "fidelity": fidelity,
+                "model": getattr(llm, "spec", None),
+            },
+        )
+    columns = CAUSALAB_COLUMNS + ((("tokens", "tokens/ep"),) if llm is not None else ())
+    with run:
+        table = run_causalab_bench(
+            suites,
+            "react" if agent == "llm" else agent,
+            model=llm,
+            episodes=episodes,
+            jobs=jobs,
+            run=run,
+            verify=verify,
+            fidelity=fidelity,
+            seed=seed,
+        )
+        rows = json.loads(table.to_json(orient="records"))
+        run.write_record({"rows": rows, "usage": table.attrs.get("usage")})
+        compared = ", ".join(sorted({str(m) for m in table.get("published_model", []) if m}))
+        run.write_report(
+            "# CausaLab benchmark\n\n"
+            + markdown_table(table, columns)
+            + f"\n\nPaper columns: {compared or 'no published numbers for these suites'}.\n"
+        )
+    if json_out:
+        typer.echo(json.dumps({"run_dir": str(run.path), "rows": rows}))
+    else:
+        title = f"CausaLab, {agent} agent, beside the paper ({compared or 'no anchor'})"
+        _print_table(table, run.path, columns, title)
+    return {"run_dir": str(run.path), "rows": rows}
+
+
+#: (column, heading) of the printed CausaLab comparison (short: it must fit a terminal).
+CAUSALAB_COLUMNS = (
+    ("suite", "suite"),
+    ("episodes", "n"),
+    ("accuracy", "acc %"),
+    ("published_accuracy", "paper"),
+    ("all_edge_f1", "edge F1"),
+    ("published_all_edge_f1", "paper"),
+    ("shd", "SHD"),
+    ("published_shd", "paper"),
+    ("weight_f1", "weight F1"),
+    ("root_f1", "root F1"),
+    ("budget_used", "used"),
+)
+
 #: (column, heading) of the printed comparison; the record keeps every column.
 COLUMNS = (
     ("method", "method"),
@@ -108,9 +223,9 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _rows(table: Any) -> tuple[list[str], list[list[str]], list[str]]:
+def _rows(table: Any, columns: Any = None) -> tuple[list[str], list[list[str]], list[str]]:
     """Headings, formatted cells and numbered notes (notes and errors as footnotes)."""
-    present = [(c, h) for c, h in COLUMNS if c in table.columns]
+    present = [(c, h) for c, h in (columns or COLUMNS) if c in table.columns]
     rows: list[list[str]] = []
     notes: list[str] = []
     for record in table.to_dict("records"):
@@ -125,23 +240,28 @@ def _rows(table: Any) -> tuple[list[str], list[list[str]], list[str]]:
     return [h for _, h in present], rows, notes
 
 
-def markdown_table(table: Any) -> str:
+def markdown_table(table: Any, columns: Any = None) -> str:
     """The comparison as a Markdown table with numbered notes (no optional dependency)."""
-    headings, rows, notes = _rows(table)
+    headings, rows, notes = _rows(table, columns)
     lines = ["| " + " | ".join(headings) + " |", "|" + "---|" * len(headings)]
     lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     lines += ["", *[f"[{i}] {note}" for i, note in enumerate(notes, start=1)]]
     return "\n".join(lines)
 
 
-def _print_table(table: Any, path: Path) -> None:
+def _print_table(
+    table: Any,
+    path: Path,
+    columns: Any = None,
+    title: str = "causal discovery: ours beside the MAC paper (arXiv 2407.15073 v2)",
+) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    headings, rows, notes = _rows(table)
-    out = Table(title="causal discovery: ours beside the MAC paper (arXiv 2407.15073 v2)")
+    headings, rows, notes = _rows(table, columns)
+    out = Table(title=title)
     for heading in headings:
-        out.add_column(heading, no_wrap=heading in ("method", "dataset"))
+        out.add_column(heading, no_wrap=heading in ("method", "dataset", "suite"))
     for cells in rows:
         out.add_row(*cells)
     console = Console()

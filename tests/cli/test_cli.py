@@ -88,7 +88,11 @@ def test_demo_writes_run_dir_and_second_run_is_served_from_cache(tmp_path: Path)
     for name in ("run.json", "events.jsonl", "record.json", "report.md"):
         assert (run_dir / name).is_file()
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
-    assert len(events) == 24 and len({e["unit"] for e in events}) == 24
+    survey = [e for e in events if e["unit"].startswith("customer-")]
+    assert len(survey) == 24 and len({e["unit"] for e in survey}) == 24
+    assert len(events) == 24 + summary["causalab"]["episodes"]  # lab episodes are units too
+    assert summary["causalab"]["accuracy"] == 100.0
+    assert {r["method"]: r["shd"] for r in summary["discovery"]["rows"]}["pc"] == 8
     assert json.loads((run_dir / "run.json").read_text())["status"] == "finished"
     record = json.loads((run_dir / "record.json").read_text())
     assert record["schema_version"] and len(record["answers"]) == 24

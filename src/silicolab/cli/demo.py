@@ -123,6 +123,7 @@ def run_demo(
     json_out: bool,
 ) -> dict[str, Any]:
     """Run (or resume) the demo experiment and print its summary."""
+    from silicolab.cli.demo_tour import causalab_part, discovery_part, print_tour, tour_report
     from silicolab.llm import ScriptedModel, astructured, load_model
     from silicolab.runs import Run
     from silicolab.runtime import AsyncExecutor
@@ -164,6 +165,8 @@ def run_demo(
         )
         rows = [r.value for r in results]
         summary = _analyse(rows)
+        discovery = discovery_part()
+        causalab = causalab_part(run)
         record = {
             "kind": "demo",
             "scenario": SCENARIO,
@@ -173,20 +176,28 @@ def run_demo(
             "truth": [{"lhs": e, "rhs": c, "value": v} for (e, c), v in TRUTH.items()],
             "ledger": model.ledger.summary(),
             "resumed_units": sum(r.cached for r in results),
+            "discovery": discovery,
+            "causalab": causalab,
         }
         run.write_record(record)
-        run.write_report(_report(run.path, record, summary))
+        run.write_report(
+            _report(run.path, record, summary) + "\n".join(tour_report(discovery, causalab))
+        )
     out = {
         "run_dir": str(run.path),
         "subjects": subjects,
         "resumed_units": record["resumed_units"],
         "estimates": summary["estimates"],
         "ledger": {k: v for k, v in record["ledger"].items() if k != "by_tag"},
+        "discovery": discovery,
+        "causalab": causalab,
     }
     if json_out:
         typer.echo(json.dumps(out))
     else:
         _print_summary(run.path, record)
+        print_tour(discovery, causalab)
+        typer.echo(f"run directory: {run.path}  (report: {run.path / 'report.md'})")
     return out
 
 
@@ -254,7 +265,8 @@ def _report(path: Path, record: dict[str, Any], summary: dict[str, Any]) -> str:
         f"${ledger['cost']:.4f}",
         f"- units restored from a previous attempt (resume): {record['resumed_units']}",
         "",
-        "Files: `run.json` (configuration), `events.jsonl` (one line per answered survey), "
+        "Files: `run.json` (configuration), `events.jsonl` (one line per finished unit: survey "
+        "answers and lab episodes), "
         "`record.json` (everything above as data).",
         "",
     ]
@@ -283,4 +295,3 @@ def _print_summary(path: Path, record: dict[str, Any]) -> None:
         f"{ledger['input_tokens']} in / {ledger['output_tokens']} out, resumed units "
         f"{record['resumed_units']}"
     )
-    console.print(f"run directory: {path}  (report: {path / 'report.md'})")

@@ -8,6 +8,7 @@ BoxingGym environments, user code) call :func:`register` with a factory.
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -63,4 +64,14 @@ def make(env_id: str, **kwargs: Any) -> Any:
         raise InputError(
             f"unknown environment {env_id!r}; registered environments are {list(registered())}"
         )
-    return _resolve(env_id)(**kwargs)
+    factory = _resolve(env_id)
+    try:
+        inspect.signature(factory).bind(**kwargs)
+    except TypeError as err:
+        accepted = [
+            n
+            for n, p in inspect.signature(factory).parameters.items()
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        raise InputError(f"make({env_id!r}): {err}; it accepts {accepted}") from None
+    return factory(**kwargs)

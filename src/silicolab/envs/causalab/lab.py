@@ -31,6 +31,7 @@ becomes ``v``, so X shows ``v + sum(w * parents)``).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -382,6 +383,13 @@ def make_lab(
     **options: Any,
 ) -> CrystalLab:
     """The ``"causalab"`` factory: graph ``index`` of the bundled ``suite`` (or ``config``)."""
+    unknown = sorted(set(options) - set(inspect.signature(CrystalLab).parameters))
+    if unknown:
+        raise InputError(
+            f"make('causalab') does not take {unknown}; check the spelling "
+            "(options: suite, index, fidelity, seed, n_prior, budget, "
+            "intervention_rule, and CrystalLab's bases, hidden_draws, ...)"
+        )
     if config is None:
         configs = load_suite(suite)
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(configs):

@@ -283,6 +283,63 @@ def bench_causalab(
     )
 
 
+@bench_app.command("boxinggym")
+def bench_boxinggym(
+    env: Annotated[
+        str,
+        typer.Option(
+            help="'all' (the paper's goals), or a comma list of "
+            "env or env:goal, e.g. dugongs,death_process:infection."
+        ),
+    ] = ("all"),
+    agent: Annotated[
+        str, typer.Option(help="boed (greedy-EIG Bayesian, no LLM), random, or llm.")
+    ] = "boed",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per goal.")] = 5,
+    prior: Annotated[
+        bool, typer.Option("--prior/--no-prior", help="With or without the domain story.")
+    ] = True,
+    communicate: Annotated[
+        bool,
+        typer.Option(
+            "--communicate",
+            help="Add the novice evaluation after a 200-word explanation (LLM agent).",
+        ),
+    ] = False,
+    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 2,
+    fidelity: Annotated[
+        str, typer.Option(help="fixed (bugs fixed) or faithful (as published).")
+    ] = "fixed",
+    resume: Annotated[bool, typer.Option("--resume", help="Finish the latest run.")] = False,
+    runs_dir: RunsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """BoxingGym: 10 steps of experimental design per goal, standardized error before and
+    after, EI regret, beside the BoxingGym paper's Tables 1-3."""
+    from silicolab.cli.bench import run_bench_boxinggym
+
+    run_bench_boxinggym(
+        env=env,
+        agent=agent,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        seeds=seeds,
+        prior=prior,
+        communicate=communicate,
+        jobs=jobs,
+        fidelity=fidelity,
+        resume=resume,
+        runs_dir=runs_dir,
+        config=config,
+        json_out=json_out,
+    )
+
+
 @cache_app.command("stats")
 def cache_stats(
     config: ConfigOpt = None,

@@ -10,6 +10,8 @@ Environments raise :class:`InvalidAction` (with the text an agent sees) for acti
 refuse; such actions never consume the intervention budget.
 """
 
+# BoxingGym's ten ids, registered as lazy "module:function" paths (imports no numpy code).
+import silicolab.envs.boxinggym  # noqa: F401
 from silicolab.envs.errors import InvalidAction
 from silicolab.envs.registry import make, register, registered
 

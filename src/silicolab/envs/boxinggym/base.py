@@ -1,0 +1,488 @@
+"""The shared interface of the ten BoxingGym environments and their goals.
+
+An environment (:class:`BoxingEnv`) is a simulator with latent parameters ``theta`` drawn from a
+prior; an agent proposes designs as text, :meth:`BoxingEnv.run` validates one, simulates one
+outcome from the true ``theta`` and returns the outcome text. A :class:`Goal` wraps an
+environment with prompts, evaluation questions and a standardised score.
+
+Every environment also exposes a *vectorised* Bayesian model (``prior_sample``, ``simulate``,
+``log_likelihood``, ``posterior_sample``) over parameter samples ``Theta`` -- a dict of arrays
+sharing a leading dimension ``S`` -- which :mod:`silicolab.envs.boxinggym.eig` uses for the
+nested Monte Carlo EIG and the EI regret, and which goals use for Bayes-optimal answers.
+
+Two fidelities: ``"fixed"`` corrects every upstream bug the spec lists, ``"faithful"``
+reproduces them (crashes become :class:`InvalidDesign` with the upstream message). Posterior
+helpers (:func:`importance_posterior`, :func:`grid_posterior`, :func:`systematic_resample`)
+live in :mod:`silicolab.envs.boxinggym.posterior` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from silicolab.core import seeding
+from silicolab.core.errors import InputError
+from silicolab.envs.boxinggym.posterior import (
+    grid_posterior,
+    importance_posterior,
+    smc_posterior,
+    systematic_resample,
+)
+
+Theta = dict[str, np.ndarray]
+Fidelity = Literal["fixed", "faithful"]
+FIDELITIES: tuple[str, ...] = ("fixed", "faithful")
+__all__ = [
+    "BoxingEnv",
+    "Goal",
+    "InvalidDesign",
+    "Question",
+    "Score",
+    "Theta",
+    "communication_prompt",
+    "grid_posterior",
+    "importance_posterior",
+    "naive_message",
+    "smc_posterior",
+    "systematic_resample",
+    "theta_size",
+    "theta_take",
+    "to_jsonable",
+]
+
+
+class InvalidDesign(Exception):
+    """A design the environment refuses; ``message`` is exactly the text the agent sees.
+
+    A refused try costs no experiment step.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Question:
+    """One evaluation question: its text (already in the prior/no-prior wording), the ground
+    truth, and the evaluation point it was built from (design-like, for Bayes answers)."""
+
+    text: str
+    truth: Any
+    point: Any = None
+
+
+@dataclass(frozen=True)
+class Score:
+    """A goal's score on a set of predictions.
+
+    ``raw`` is what the published ``evaluate_predictions`` returned (mean error, or accuracy for
+    accuracy goals), ``raw_std`` its per-question standard deviation, ``standardized`` the value
+    reported in the paper's tables under the env's fidelity (see :meth:`Goal.standardize`),
+    ``n`` the number of questions scored and ``n_missing`` the unparseable predictions.
+    """
+
+    raw: float
+    raw_std: float
+    standardized: float
+    n: int
+    n_missing: int
+
+
+# --- shared prompt text -------------------------------------------------------------------------
+
+OBSERVE_FORMAT = (
+    "Write your reasoning inside <thought></thought> tags and the experiment you choose inside "
+    "<observe></observe> tags."
+)
+ANSWER_FORMAT = (
+    "When you are asked a question, reply inside <answer></answer> tags with only the answer "
+    "in the format requested."
+)
+NAIVE_KNOWLEDGE_HEADER = "Here is what you know about the environment:\n"
+
+
+def communication_prompt(word_limit: int = 200, extra: str = "") -> str:
+    """The request for an explanation a novice can predict from (discovery protocol).
+
+    Paraphrases the published request: the novice has no prior knowledge, cannot experiment,
+    and predicts only from the explanation, which is limited to ``word_limit`` words.
+    """
+    text = (
+        "Now explain what you have learned about the environment to someone who knows nothing "
+        "about it and will not be able to run any experiments before making predictions. They "
+        "will predict using only your explanation, so be as specific and quantitative as you "
+        "can; you cannot pass on your own experiments or observations. "
+        f"Use at most {word_limit} words."
+    )
+    return f"{text} {extra}".strip() if extra else text
+
+
+def naive_message(task: str, answer_format: str = ANSWER_FORMAT) -> str:
+    """A novice's system message: the task and answer format, then the knowledge header to
+    which the scientist's explanation is appended."""
+    parts = [p.strip() for p in (task, answer_format) if p and p.strip()]
+    return "\n".join(parts) + "\n" + NAIVE_KNOWLEDGE_HEADER
+
+
+def to_jsonable(value: Any) -> Any:
+    """``value`` with numpy scalars/arrays and tuples turned into JSON-ready Python objects."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+# --- goals --------------------------------------------------------------------------------------
+
+
+class Goal(ABC):
+    """One goal of one environment: prompts, evaluation questions, metric and norms.
+
+    Subclasses set the class attributes and implement the abstract methods;
+    :meth:`question_value` gives the per-question metric (an error, or 1/0 correctness for
+    ``kind == "accuracy"``) from which the shared :meth:`score` builds the :class:`Score`.
+    """
+
+    name: ClassVar[str]
+    norm_mu: ClassVar[float]
+    norm_sigma: ClassVar[float]
+    kind: ClassVar[Literal["error", "accuracy"]] = "error"
+    num_evals: ClassVar[int] = 10
+    #: published clip of the raw mean error before z-scoring (location direct: (0, 10000)).
+    raw_clip: ClassVar[tuple[float, float] | None] = None
+
+    def __init__(self, env: BoxingEnv) -> None:
+        self.env = env
+
+    # prompts ----------------------------------------------------------------------------------
+    @abstractmethod
+    def system_message(self, include_prior: bool) -> str:
+        """The scientist's system prompt (domain story with prior, abstract without)."""
+
+    def task_text(self, include_prior: bool) -> str:
+        """The goal sentence(s) a novice gets; override to use the default
+        :meth:`naive_system_message`."""
+        raise NotImplementedError(f"{type(self).__name__} defines no task_text")
+
+    def naive_system_message(self, include_prior: bool) -> str:
+        """The novice's system prompt; the explanation is appended after it."""
+        return naive_message(self.task_text(include_prior))
+
+    def comm_prompt(self, include_prior: bool, word_limit: int = 200) -> str:
+        """The scientist's request to write the explanation for the novice."""
+        return communication_prompt(word_limit)
+
+    # evaluation -------------------------------------------------------------------------------
+    @abstractmethod
+    def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
+        """``n`` evaluation questions with truths from ``env.theta``."""
+
+    @abstractmethod
+    def parse_answer(self, text: str) -> Any | None:
+        """The prediction in ``text``; ``None`` when unparseable."""
+
+    @abstractmethod
+    def question_value(self, prediction: Any, question: Question) -> float:
+        """The metric on one question: the error, or 1.0/0.0 correctness for accuracy goals."""
+
+    def missing_value(self, question: Question) -> float | None:
+        """The metric for an unparseable (``None``) prediction; ``None`` drops the question.
+
+        Defaults follow the spec: error goals drop it, accuracy goals count it as wrong.
+        """
+        return 0.0 if self.kind == "accuracy" else None
+
+    def score(self, predictions: Sequence[Any], questions: Sequence[Question]) -> Score:
+        """Mean and std of the per-question metric, standardised per the env's fidelity."""
+        if len(predictions) != len(questions):
+            raise InputError(
+                f"score needs one prediction per question; got {len(predictions)} predictions "
+                f"for {len(questions)} questions"
+            )
+        values: list[float] = []
+        missing = 0
+        for prediction, question in zip(predictions, questions, strict=True):
+            value: float | None
+            if prediction is None:
+                missing += 1
+                value = self.missing_value(question)
+            else:
+                value = float(self.question_value(prediction, question))
+            if value is not None:
+                values.append(value)
+        if not values:
+            return Score(math.nan, math.nan, math.nan, 0, missing)
+        raw = float(np.mean(values))
+        raw_std = float(np.std(values))
+        return Score(raw, raw_std, self.standardize(raw), len(values), missing)
+
+    def standardize(self, raw: float) -> float:
+        """The paper's standardised score of a raw metric value.
+
+        Error goals: ``(clip(err) - mu) / sigma`` in both fidelities. Accuracy goals: fixed
+        mode standardises the error ``1 - acc`` with the matching constants, i.e.
+        ``((1 - acc) - (1 - mu)) / sigma = (mu - acc) / sigma``; faithful mode reports
+        ``1 - (acc - mu) / sigma`` as the published notebooks did (the two differ by 1).
+        """
+        if self.raw_clip is not None:
+            raw = float(np.clip(raw, *self.raw_clip))
+        if self.kind == "error":
+            return (raw - self.norm_mu) / self.norm_sigma
+        z = (raw - self.norm_mu) / self.norm_sigma
+        return 1.0 - z if self.env.fidelity == "faithful" else -z
+
+    # reference answers ------------------------------------------------------------------------
+    def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> Any:
+        """The answer minimising the expected metric under posterior samples ``theta``."""
+        raise NotImplementedError(f"{type(self).__name__} defines no bayes_answer")
+
+    def prior_mean_answer(self, question: Question) -> Any:
+        """The constant-predictor baseline answer (the prior-predictive mean)."""
+        raise NotImplementedError(f"{type(self).__name__} defines no prior_mean_answer")
+
+
+# --- environments -------------------------------------------------------------------------------
+
+
+class BoxingEnv(ABC):
+    """A BoxingGym environment: text interface plus a vectorised Bayesian model.
+
+    Subclass contract: set ``name`` and ``goals``; store model constants *before* calling
+    ``super().__init__`` (which draws ``theta`` via :meth:`prior_sample` and builds the goal via
+    :meth:`make_goal`); implement the abstract methods. ``theta`` arrays have leading dim 1.
+    """
+
+    name: ClassVar[str]
+    goals: ClassVar[tuple[str, ...]]
+    #: faithful NMC inner-block layout: "after_outer" = indices N + n*M..., "from_start" = n*M...
+    nmc_inner_layout: ClassVar[Literal["after_outer", "from_start"]] = "after_outer"
+    #: False for an environment without an EIG (predator-prey); nmc_eig then raises.
+    supports_eig: ClassVar[bool] = True
+    #: (N, M) of the fixed NMC estimator; lower it only with a measured accuracy check.
+    fixed_nmc: ClassVar[tuple[int, int]] = (2000, 2000)
+    #: (N, M) of the published estimator (emotion and morals used N = 100).
+    faithful_nmc: ClassVar[tuple[int, int]] = (1000, 10)
+    #: "duplicating" reproduces the published row-duplicating shuffle in faithful mode.
+    faithful_shuffle: ClassVar[Literal["permutation", "duplicating"]] = "permutation"
+
+    def __init__(
+        self,
+        *,
+        goal: str = "direct",
+        include_prior: bool = True,
+        fidelity: str = "fixed",
+        seed: int | None = 0,
+    ) -> None:
+        if fidelity not in FIDELITIES:
+            raise InputError(f"fidelity must be one of {list(FIDELITIES)}; got {fidelity!r}")
+        if goal not in self.goals:
+            raise InputError(
+                f"{self.name} has goals {list(self.goals)}; got {goal!r} - pick one of those"
+            )
+        self.include_prior = bool(include_prior)
+        self.fidelity: str = fidelity
+        self.seed = seed
+        self.data: list[tuple[Any, Any]] = []
+        self.theta: Theta = {}
+        self.posterior_cache: Any = None  # an eig.PosteriorCache, created on first use
+        self.reset(seed)
+        self.goal: Goal = self.make_goal(goal)
+
+    # lifecycle --------------------------------------------------------------------------------
+    def rng_for(self, *role: str | int) -> np.random.Generator:
+        """A generator for ``role`` derived from this env's seed and name (no global RNG)."""
+        return seeding.rng(self.seed, "boxinggym", self.name, *role)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Draw a new true ``theta`` from the prior and clear the data.
+
+        ``seed`` replaces the env's seed when given; ``reset()`` with the same seed reproduces
+        the same ``theta`` and outcome stream (``seed=None`` at construction = OS entropy).
+        """
+        if seed is not None:
+            self.seed = seed
+        self.theta = self.prior_sample(1, self.rng_for("theta"))
+        self.rng = self.rng_for("outcomes")
+        self.data = []
+
+    @abstractmethod
+    def make_goal(self, name: str) -> Goal:
+        """The :class:`Goal` called ``name`` (one of ``goals``) for this env."""
+
+    def describe(self) -> str:
+        """The scientist's system message for this env's goal and prior flag."""
+        return self.goal.system_message(self.include_prior)
+
+    # text interface ---------------------------------------------------------------------------
+    @abstractmethod
+    def validate(self, design_text: str) -> Any:
+        """The parsed design, or raise :class:`InvalidDesign` with the agent-facing message."""
+
+    def run(self, design_text: str) -> str:
+        """Validate, draw one outcome from the true ``theta``, record it, return its text."""
+        design = self.validate(design_text)
+        outcome = self.draw_outcome(design)
+        self.data.append((design, outcome))
+        return self.format_outcome(outcome)
+
+    def draw_outcome(self, design: Any) -> Any:
+        """One outcome from the true ``theta`` (override for fixed-table envs like IRT)."""
+        y = self.simulate(self.theta, design, self.rng)
+        return self.outcome_value(np.asarray(y)[0])
+
+    def outcome_value(self, y: np.ndarray) -> Any:
+        """The stored numeric outcome for one simulated row (scalar -> Python number)."""
+        y = np.asarray(y)
+        if y.ndim == 0:
+            return y.item()
+        return tuple(to_jsonable(y))
+
+    @abstractmethod
+    def sample_design(self, rng: np.random.Generator) -> Any:
+        """The spec's random design (for regret and norms)."""
+
+    def format_design(self, design: Any) -> str:
+        """The design as an agent would write it."""
+        return str(to_jsonable(design))
+
+    def format_outcome(self, y: Any) -> str:
+        """The outcome text the agent sees."""
+        return str(to_jsonable(y))
+
+    # vectorised Bayesian model ----------------------------------------------------------------
+    @abstractmethod
+    def prior_sample(self, n: int, rng: np.random.Generator) -> Theta:
+        """``n`` parameter samples from the prior."""
+
+    def log_prior(self, theta: Theta) -> np.ndarray:
+        """``log p(theta[s])`` up to a constant, ``-inf`` off the support, shape ``(S,)``.
+
+        Needed only by MCMC-based posteriors (:func:`~silicolab.envs.boxinggym.posterior.
+        smc_posterior`); envs using such a sampler implement it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} defines no log_prior")
+
+    @abstractmethod
+    def simulate(self, theta: Theta, design: Any, rng: np.random.Generator) -> np.ndarray:
+        """One outcome per sample, shape ``(S, *outcome_shape)``."""
+
+    @abstractmethod
+    def log_likelihood(self, y: np.ndarray, theta: Theta, design: Any) -> np.ndarray:
+        """``log p(y[s] | theta[s], design)``, shape ``(S,)``."""
+
+    def cross_log_likelihood(self, y: np.ndarray, theta: Theta, design: Any) -> np.ndarray:
+        """All pairs: ``out[n, m] = log p(y[n] | theta[m], design)``, shape ``(N, M)``.
+
+        The default tiles and calls :meth:`log_likelihood` in memory-bounded chunks; envs with
+        a cheap per-theta summary (a mean, a probability) override it to broadcast instead.
+        """
+        y = np.asarray(y)
+        n_y = y.shape[0]
+        n_t = len(next(iter(theta.values())))
+        out = np.empty((n_y, n_t))
+        rows = max(1, 2_000_000 // max(n_t, 1))
+        for start in range(0, n_y, rows):
+            block = y[start : start + rows]
+            b = block.shape[0]
+            y_rep = np.repeat(block, n_t, axis=0)
+            th_rep = {k: np.tile(v, (b,) + (1,) * (v.ndim - 1)) for k, v in theta.items()}
+            out[start : start + b] = self.log_likelihood(y_rep, th_rep, design).reshape(b, n_t)
+        return out
+
+    def faithful_log_likelihood(
+        self, y: np.ndarray, theta: Theta, design: Any, *, inner: bool
+    ) -> np.ndarray:
+        """The log-likelihood the *published* NMC used (its +0.001 hacks, per-individual means,
+        ...), shape ``(S,)``; the default is the true :meth:`log_likelihood`."""
+        return self.log_likelihood(y, theta, design)
+
+    def data_log_likelihood(
+        self, theta: Theta, data: Sequence[tuple[Any, Any]] | None = None
+    ) -> np.ndarray:
+        """``sum_i log p(y_i | theta[s], x_i)`` over ``data`` (default ``self.data``), ``(S,)``."""
+        data = self.data if data is None else data
+        n = len(next(iter(theta.values())))
+        total = np.zeros(n)
+        for design, outcome in data:
+            y = np.asarray(outcome)
+            total += self.log_likelihood(np.broadcast_to(y, (n, *y.shape)), theta, design)
+        return total
+
+    def posterior_sample(
+        self,
+        n: int,
+        rng: np.random.Generator,
+        data: Sequence[tuple[Any, Any]] | None = None,
+    ) -> Theta:
+        """``n`` samples from ``p(theta | data)`` (default ``self.data``).
+
+        Default: exact prior samples without data, else self-normalised importance sampling
+        from the prior with systematic resampling (:func:`importance_posterior`). Override with
+        an exact, grid or MCMC sampler when the likelihood is peaked.
+        """
+        data = self.data if data is None else data
+        if not data:
+            return self.prior_sample(n, rng)
+        return importance_posterior(self, n, rng, data)
+
+    def exact_eig(self, design: Any, data: Sequence[tuple[Any, Any]] | None = None) -> float | None:
+        """Exact mutual information of ``design`` given ``data`` where feasible, else ``None``."""
+        return None
+
+    def eig_estimate(
+        self,
+        design: Any,
+        outer: Theta,
+        inner: Theta,
+        *,
+        estimator: str,
+        rng: np.random.Generator,
+    ) -> float:
+        """The NMC estimate for one design from ``outer`` (N) and ``inner`` samples.
+
+        ``inner`` has leading dim M (fixed: shared by all outer samples) or N*M (faithful: block
+        n belongs to outer sample n). Override only for a non-standard published estimator.
+        """
+        from silicolab.envs.boxinggym.eig import nmc_single
+
+        return nmc_single(self, design, outer, inner, estimator=estimator, rng=rng)
+
+    # records ----------------------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """The env's configuration constants (for records); override to list them."""
+        return {}
+
+    def to_record(self) -> dict[str, Any]:
+        """A JSON-ready description: id, goal, prior flag, fidelity, seed, theta, data."""
+        return {
+            "env": f"boxinggym/{self.name}",
+            "goal": self.goal.name,
+            "include_prior": self.include_prior,
+            "fidelity": self.fidelity,
+            "seed": self.seed,
+            "params": to_jsonable(self.params()),
+            "theta": {k: to_jsonable(np.asarray(v)[0]) for k, v in self.theta.items()},
+            "data": [[to_jsonable(d), to_jsonable(y)] for d, y in self.data],
+        }
+
+
+def theta_size(theta: Theta) -> int:
+    """The common leading dimension ``S`` of a :data:`Theta`."""
+    return len(next(iter(theta.values())))
+
+
+def theta_take(theta: Theta, index: np.ndarray | slice) -> Theta:
+    """The samples ``index`` of every parameter array (a new Theta; arrays may be views)."""
+    return {k: v[index] for k, v in theta.items()}

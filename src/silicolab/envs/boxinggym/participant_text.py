@@ -1,0 +1,108 @@
+"""The simulated participant's sentence: a numeric latent response put into words.
+
+The Emotions and Moral Machines environments draw a numeric response (eight Likert ratings,
+or a binary choice) from their latent model; the agent only ever sees a sentence. That
+sentence comes from a language model when one is configured, otherwise from a plain
+template, and every caller records which of the two produced it (``"llm"`` or
+``"template"``). This module is the only place in the BoxingGym environments that calls a
+language model (architecture rule: ``envs`` never call an LLM except the two speaking
+participants).
+
+The environment API is synchronous (``BoxingEnv.run``), so :func:`participant_sentence`
+calls the model's synchronous :meth:`~silicolab.llm.base.LanguageModel.generate`, which
+runs the async call to completion with ``asyncio.run``. Inside a running event loop that
+refuses with an :class:`~silicolab.core.errors.InputError` naming the fix; async callers
+should use :func:`aparticipant_sentence` instead. Calls pass a ``sample_index`` derived
+from the call's logical identity (environment, seed, step, design), so reruns and resumed
+runs hit the exact-prompt cache rather than paying for the same sentence twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from silicolab.core.seeding import stable_hash
+from silicolab.llm.base import LanguageModel
+
+Source = Literal["llm", "template"]
+
+#: Sampling settings of the participant model (the published runs used temperature 0.7).
+PARTICIPANT_TEMPERATURE = 0.7
+PARTICIPANT_MAX_TOKENS = 200
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """A participant's sentence and what produced it."""
+
+    text: str
+    source: Source
+
+
+def sample_index_for(*identity: object) -> int:
+    """A stable, non-negative ``sample_index`` for the call named by ``identity``.
+
+    Derived from the logical identity of the call (env name, seed, step, design text), not
+    from call order, so a rerun of the same episode reuses cached sentences.
+    """
+    return stable_hash("|".join(str(part) for part in identity)) % (2**31)
+
+
+def _messages(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _clean(text: str, fallback: str) -> Utterance:
+    text = text.strip()
+    if not text:  # an empty reply would leave the agent with nothing to read
+        return Utterance(fallback, "template")
+    return Utterance(text, "llm")
+
+
+def participant_sentence(
+    llm: LanguageModel | None,
+    *,
+    system: str,
+    user: str,
+    template: str,
+    sample_index: int,
+    tag: str = "participant",
+) -> Utterance:
+    """The participant's sentence: ``llm``'s reply to (``system``, ``user``), or
+    ``template`` when no model is configured (or the model answers with nothing).
+
+    Synchronous (see the module docstring); raises ``InputError`` inside a running loop.
+    """
+    if llm is None:
+        return Utterance(template, "template")
+    reply = llm.generate(
+        _messages(system, user),
+        temperature=PARTICIPANT_TEMPERATURE,
+        max_tokens=PARTICIPANT_MAX_TOKENS,
+        tag=tag,
+        sample_index=sample_index,
+    )
+    return _clean(reply.text, template)
+
+
+async def aparticipant_sentence(
+    llm: LanguageModel | None,
+    *,
+    system: str,
+    user: str,
+    template: str,
+    sample_index: int,
+    tag: str = "participant",
+) -> Utterance:
+    """The async twin of :func:`participant_sentence`."""
+    if llm is None:
+        return Utterance(template, "template")
+    reply = await llm.agenerate(
+        _messages(system, user),
+        temperature=PARTICIPANT_TEMPERATURE,
+        max_tokens=PARTICIPANT_MAX_TOKENS,
+        tag=tag,
+        sample_index=sample_index,
+    )
+    return _clean(reply.text, template)

@@ -1,0 +1,389 @@
+"""One BoxingGym episode: experiment loop, checkpoint evaluations, communication, EI regret.
+
+The loop follows spec §1.3: ``steps`` experiment steps; at each the scientist proposes a
+design, the environment runs it or rejects it (``InvalidDesign``), and a rejected design is
+sent back with the environment's message for at most :data:`MAX_TRIES` attempts per step (a
+reply with no usable ``<observe>`` block counts as a rejected attempt); a step whose attempts
+all fail is skipped but still counts. After 0 steps and after each step in ``checkpoints``
+the scientist answers the goal's questions (the same questions every time, their truths from
+the true parameters) and the goal scores them. With ``communicate`` the scientist then writes
+an explanation, cut to :data:`COMM_LIMIT` words, and a novice that sees only that explanation
+(after the goal's naive system message) answers the same questions. In ``fixed`` fidelity the
+novice is not shown the scientist's last observation; ``faithful`` reproduces that leak
+(spec §15.14). EI regret replays the recorded designs and outcomes through
+``eig.ei_regret`` (spec §2.3; faithful regret re-simulates, as upstream did).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from silicolab.core.errors import InputError
+from silicolab.core.seeding import rng as derive_rng
+from silicolab.llm import LanguageModel
+from silicolab.llm.base import run_sync
+from silicolab.scientists.boxinggym.llm import Answer, LLMNovice, Proposal, render, truncate_words
+from silicolab.scientists.boxinggym.record import (
+    BoxingRecord,
+    CheckpointScore,
+    DesignAttempt,
+    Outcome,
+    jsonable,
+)
+
+if TYPE_CHECKING:
+    from silicolab.envs.boxinggym.base import BoxingEnv, Question
+
+MAX_TRIES = 3
+COMM_LIMIT = 200
+CHECKPOINTS = (0, 1, 3, 5, 7, 10)
+Fidelity = Literal["fixed", "faithful"]
+
+
+class BoxingScientist(Protocol):
+    """What :func:`arun_boxinggym_episode` needs of a scientist."""
+
+    agent: str
+    model_label: str
+
+    async def astart(self, env: BoxingEnv) -> None:
+        """Begin an episode on ``env`` (reset, its data empty)."""
+
+    async def apropose(self, feedback: str | None, *, retry: bool = False) -> Proposal:
+        """The next design (see :meth:`LLMScientist.apropose`)."""
+
+    async def aanswer(self, question: Question, prefix: str) -> Answer:
+        """Answer one evaluation question."""
+
+    async def aexplain(self, prompt: str, word_limit: int = COMM_LIMIT) -> str:
+        """An explanation of the environment for a novice."""
+
+
+class Novice(Protocol):
+    """What the communication phase needs of a novice."""
+
+    model_label: str
+
+    async def astart(self, goal: Any, explanation: str, *, include_prior: bool) -> None:
+        """Brief the novice with the explanation."""
+
+    async def aanswer(self, question: Question, prefix: str) -> Answer:
+        """Answer one evaluation question."""
+
+
+def env_id_of(env_id: str) -> str:
+    """The short environment name (``"boxinggym/dugongs"`` -> ``"dugongs"``)."""
+    return env_id.removeprefix("boxinggym/")
+
+
+def make_env(
+    env_id: str,
+    *,
+    goal: str,
+    prior: bool,
+    fidelity: str,
+    seed: int | None,
+    options: Mapping[str, Any] | None = None,
+) -> BoxingEnv:
+    """A BoxingGym environment from the registry (``options`` are extra factory keywords,
+    e.g. ``llm=`` for emotion and moral machines)."""
+    import silicolab.envs.boxinggym  # noqa: F401  (registers the environments)
+    from silicolab.envs import make
+
+    return make(
+        f"boxinggym/{env_id_of(env_id)}",
+        goal=goal,
+        prior=prior,
+        fidelity=fidelity,
+        seed=seed,
+        **dict(options or {}),
+    )
+
+
+def _novice_for(novice: Novice | LanguageModel | str | None, scientist: BoxingScientist) -> Novice:
+    if novice is None:
+        model = getattr(scientist, "model", None)
+        if model is None:
+            raise InputError(
+                f"communicate=True with the {scientist.agent!r} scientist needs novice= "
+                "(a model spec such as 'openai:gpt-4o', a loaded model or a novice object)"
+            )
+        chat = getattr(scientist, "chat", None)
+        options = {} if chat is None else {"temperature": chat.temperature}
+        return LLMNovice(model, **options)
+    if isinstance(novice, str | LanguageModel):
+        return LLMNovice(novice)
+    return novice
+
+
+async def _evaluate(
+    agent: BoxingScientist | Novice,
+    goal: Any,
+    questions: Sequence[Question],
+    prefix: str,
+    n_experiments: int,
+) -> CheckpointScore:
+    answers = [await agent.aanswer(q, prefix) for q in questions]
+    predictions = [a.prediction for a in answers]
+    score = goal.score(predictions, questions)
+    return CheckpointScore(
+        n_experiments=n_experiments,
+        raw=float(score.raw),
+        raw_std=float(score.raw_std),
+        standardized=float(score.standardized),
+        n=int(score.n),
+        n_missing=int(score.n_missing),
+        questions=[q.text for q in questions],
+        truths=jsonable([q.truth for q in questions]),
+        predictions=jsonable(predictions),
+        answers=[a.text for a in answers],
+        format_retries=sum(a.format_retries for a in answers),
+    )
+
+
+def compute_regret(
+    env_id: str,
+    *,
+    goal: str,
+    prior: bool,
+    fidelity: str,
+    seed: int | None,
+    data: Sequence[tuple[Any, Any]],
+    n_random: int = 100,
+    estimator: str | None = None,
+    nmc: tuple[int, int] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """EI regret of the designs in ``data`` (spec §2.3) via ``eig.ei_regret``: per step,
+    the best EIG of ``n_random`` random designs minus the EIG of the agent's design, under
+    the posterior given the earlier steps (``nmc`` = (N outer, M inner), default the env's).
+    Returns ``eig.ei_regret``'s dict (``eigs_regret``, ``regret_mean``, ``eigs``, ...)."""
+    from silicolab.envs.boxinggym.eig import ei_regret
+
+    factory = functools.partial(
+        make_env, env_id, goal=goal, prior=prior, fidelity=fidelity, seed=seed, options=options
+    )
+    n_outer, n_inner = nmc if nmc is not None else (None, None)
+    return dict(
+        ei_regret(
+            factory,
+            [d for d, _ in data],
+            [y for _, y in data],
+            n_random=n_random,
+            seed=0 if seed is None else seed,
+            estimator=estimator or fidelity,
+            n_outer=n_outer,
+            n_inner=n_inner,
+        )
+    )
+
+
+async def arun_boxinggym_episode(
+    env_id: str,
+    scientist: BoxingScientist,
+    *,
+    goal: str = "direct",
+    prior: bool = True,
+    seed: int | None = 1,
+    steps: int = 10,
+    checkpoints: Sequence[int] = CHECKPOINTS,
+    n_questions: int | None = None,
+    communicate: bool = False,
+    novice: Novice | LanguageModel | str | None = None,
+    fidelity: Fidelity = "fixed",
+    regret: bool = True,
+    regret_random: int = 100,
+    regret_estimator: str | None = None,
+    regret_nmc: tuple[int, int] | None = None,
+    env_options: Mapping[str, Any] | None = None,
+) -> BoxingRecord:
+    """Run one episode of ``scientist`` on ``boxinggym/<env_id>`` (module docstring).
+
+    ``n_questions`` defaults to the goal's ``num_evals``; ``regret_random`` random designs
+    per step, ``regret_estimator`` (default: ``fidelity``) and ``regret_nmc`` (N outer, M
+    inner; default the environment's) configure the regret;
+    ``env_options`` are extra environment-factory keywords (``llm=`` for emotion/moral).
+    """
+    if fidelity not in ("fixed", "faithful"):
+        raise InputError(f"fidelity must be 'fixed' or 'faithful', got {fidelity!r}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise InputError(f"steps must be a non-negative integer, got {steps!r}")
+    points = sorted(set(int(c) for c in checkpoints))
+    if any(c < 0 or c > steps for c in points):
+        raise InputError(f"checkpoints must lie in [0, steps={steps}], got {list(checkpoints)}")
+    the_novice = _novice_for(novice, scientist) if communicate else None
+    name = env_id_of(env_id)
+    env = make_env(name, goal=goal, prior=prior, fidelity=fidelity, seed=seed, options=env_options)
+    the_goal = env.goal
+    n = int(the_goal.num_evals if n_questions is None else n_questions)
+    questions = the_goal.questions(n, derive_rng(seed, "boxinggym", name, goal, "questions"))
+
+    start = time.perf_counter()
+    await scientist.astart(env)
+    scores: list[CheckpointScore] = []
+    if 0 in points:
+        prefix = render("prefix_no_data.j2")
+        scores.append(await _evaluate(scientist, the_goal, questions, prefix, 0))
+    attempts: list[DesignAttempt] = []
+    outcomes: list[Outcome] = []
+    skipped: list[int] = []
+    last: str | None = None
+    for step in range(steps):
+        feedback, done = last, False
+        for attempt in range(MAX_TRIES):
+            proposal = await scientist.apropose(feedback, retry=attempt > 0)
+            ok, message = await _try_design(env, proposal)
+            attempts.append(
+                DesignAttempt(
+                    step=step,
+                    attempt=attempt,
+                    design=proposal.text,
+                    ok=ok,
+                    message=message,
+                    raw=proposal.raw,
+                    format_retries=proposal.format_retries,
+                )
+            )
+            feedback = message
+            if ok:
+                design, value = env.data[-1]
+                outcomes.append(
+                    Outcome(step, str(proposal.text), jsonable(design), message, jsonable(value))
+                )
+                done = True
+                break
+        if not done:
+            skipped.append(step)
+        last = feedback
+        if step + 1 in points:
+            prefix = render("prefix_result.j2", observation=last)
+            scores.append(await _evaluate(scientist, the_goal, questions, prefix, step + 1))
+
+    record = BoxingRecord(
+        env=name,
+        goal=goal,
+        prior=bool(prior),
+        seed=seed,
+        fidelity=fidelity,
+        agent=scientist.agent,
+        model=scientist.model_label,
+        steps=steps,
+        checkpoints=points,
+        scores=scores,
+        designs=attempts,
+        outcomes=outcomes,
+        skipped_steps=skipped,
+    )
+    if the_novice is not None:
+        await _communicate(record, scientist, the_novice, the_goal, questions, prior, last)
+    record.runtime_s = time.perf_counter() - start
+    record.usage = {"scientist": dict(getattr(scientist, "usage", {}) or {})}
+    if the_novice is not None:
+        record.usage["novice"] = dict(getattr(the_novice, "usage", {}) or {})
+    record.transcript = list(getattr(scientist, "messages", []) or [])
+    record.truth = jsonable(env.to_record())
+    if regret:
+        began = time.perf_counter()
+        try:
+            result = compute_regret(
+                name,
+                goal=goal,
+                prior=prior,
+                fidelity=fidelity,
+                seed=seed,
+                data=list(env.data),
+                n_random=regret_random,
+                estimator=regret_estimator,
+                nmc=regret_nmc,
+                options=env_options,
+            )
+        except NotImplementedError as err:  # no EIG for this environment (predator-prey)
+            record.regret_error = f"NotImplementedError: {err}"
+        else:
+            record.regret = [float(r) for r in result["eigs_regret"]]
+            record.regret_mean = float(result["regret_mean"])
+            record.regret_detail = jsonable(result)
+        record.regret_runtime_s = time.perf_counter() - began
+    return record
+
+
+async def _try_design(env: BoxingEnv, proposal: Proposal) -> tuple[bool, str]:
+    """Run ``proposal`` on ``env``: (accepted, outcome text or the rejection message)."""
+    from silicolab.envs.boxinggym.base import InvalidDesign
+
+    if proposal.text is None:
+        return False, render("format_failure.j2")
+    try:
+        return True, env.run(proposal.text)
+    except InvalidDesign as err:
+        return False, str(getattr(err, "message", "") or err)
+
+
+async def _communicate(
+    record: BoxingRecord,
+    scientist: BoxingScientist,
+    novice: Novice,
+    goal: Any,
+    questions: Sequence[Question],
+    prior: bool,
+    last: str | None,
+) -> None:
+    """The explanation, its word cut, and the novice's evaluation (module docstring)."""
+    prompt = goal.comm_prompt(prior, COMM_LIMIT)
+    raw = await scientist.aexplain(prompt, COMM_LIMIT)
+    text, words, cut = truncate_words(raw, COMM_LIMIT)
+    record.comm_prompt = prompt
+    record.explanation, record.explanation_words, record.explanation_truncated = text, words, cut
+    await novice.astart(goal, text, include_prior=prior)
+    if record.fidelity == "faithful" and last is not None:
+        prefix = render("prefix_result.j2", observation=last)  # upstream's leak, §15.14
+    else:
+        prefix = render("prefix_novice.j2")
+    record.novice = await _evaluate(novice, goal, questions, prefix, record.steps)
+    record.novice_model = str(getattr(novice, "model_label", ""))
+    record.novice_system = str(getattr(novice, "system_message", ""))
+
+
+def run_boxinggym_episode(
+    env_id: str,
+    scientist: BoxingScientist,
+    *,
+    goal: str = "direct",
+    prior: bool = True,
+    seed: int | None = 1,
+    steps: int = 10,
+    checkpoints: Sequence[int] = CHECKPOINTS,
+    n_questions: int | None = None,
+    communicate: bool = False,
+    novice: Novice | LanguageModel | str | None = None,
+    fidelity: Fidelity = "fixed",
+    regret: bool = True,
+    regret_random: int = 100,
+    regret_estimator: str | None = None,
+    regret_nmc: tuple[int, int] | None = None,
+    env_options: Mapping[str, Any] | None = None,
+) -> BoxingRecord:
+    """Synchronous twin of :func:`arun_boxinggym_episode` (scripts, workers, the CLI)."""
+    return run_sync(
+        arun_boxinggym_episode(
+            env_id,
+            scientist,
+            goal=goal,
+            prior=prior,
+            seed=seed,
+            steps=steps,
+            checkpoints=checkpoints,
+            n_questions=n_questions,
+            communicate=communicate,
+            novice=novice,
+            fidelity=fidelity,
+            regret=regret,
+            regret_random=regret_random,
+            regret_estimator=regret_estimator,
+            regret_nmc=regret_nmc,
+            env_options=env_options,
+        )
+    )

@@ -1,0 +1,151 @@
+"""The JSON-ready record of one BoxingGym episode (:class:`BoxingRecord`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+SCHEMA_VERSION = "1"
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with numpy arrays/scalars, tuples and sets turned into plain JSON data
+    (non-finite floats become None, so records stay strict JSON)."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.bool_ | bool):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating | float):
+        return float(value) if math.isfinite(float(value)) else None
+    if value is None or isinstance(value, int | str):
+        return value
+    return str(value)
+
+
+@dataclass
+class CheckpointScore:
+    """The evaluation after ``n_experiments`` steps: the goal's :class:`Score` fields plus
+    the questions, truths, parsed predictions (None = unparseable) and answer texts."""
+
+    n_experiments: int
+    raw: float
+    raw_std: float
+    standardized: float
+    n: int
+    n_missing: int
+    questions: list[str]
+    truths: list[Any]
+    predictions: list[Any]
+    answers: list[str | None]
+    format_retries: int = 0
+
+
+@dataclass
+class DesignAttempt:
+    """One try at a design: the design text (None: no usable ``<observe>`` block), whether
+    the environment accepted it, and its reply (the outcome, or the rejection message)."""
+
+    step: int
+    attempt: int
+    design: str | None
+    ok: bool
+    message: str
+    raw: str = ""
+    format_retries: int = 0
+
+
+@dataclass
+class Outcome:
+    """One accepted experiment: the design text, the parsed design, the outcome text the
+    scientist saw and the numeric outcome the environment recorded."""
+
+    step: int
+    design: str
+    parsed: Any
+    text: str
+    value: Any
+
+
+@dataclass
+class BoxingRecord:
+    """Everything about one episode (see :func:`run_boxinggym_episode`).
+
+    ``scores`` has one :class:`CheckpointScore` per checkpoint; ``designs`` every attempt,
+    failed tries and environment messages included; ``outcomes`` the accepted experiments;
+    ``novice`` the novice's evaluation after communication; ``regret`` the EI regret per
+    accepted step (``regret_detail`` holds ``eig.ei_regret``'s full result); ``usage`` the
+    LLM calls and tokens per tag; ``truth`` the environment's record (true parameters, data).
+    """
+
+    env: str
+    goal: str
+    prior: bool
+    seed: int | None
+    fidelity: str
+    agent: str
+    model: str
+    steps: int
+    checkpoints: list[int]
+    scores: list[CheckpointScore]
+    designs: list[DesignAttempt]
+    outcomes: list[Outcome]
+    skipped_steps: list[int] = field(default_factory=list)
+    comm_prompt: str = ""
+    explanation: str | None = None
+    explanation_words: int = 0
+    explanation_truncated: bool = False
+    novice: CheckpointScore | None = None
+    novice_model: str = ""
+    novice_system: str = ""
+    regret: list[float] | None = None
+    regret_mean: float | None = None
+    regret_detail: dict[str, Any] = field(default_factory=dict)
+    regret_error: str = ""
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    runtime_s: float = 0.0
+    regret_runtime_s: float = 0.0
+    transcript: list[dict[str, str]] = field(default_factory=list)
+    truth: dict[str, Any] = field(default_factory=dict)
+    schema_version: str = SCHEMA_VERSION
+
+    def score_at(self, n_experiments: int) -> CheckpointScore | None:
+        """The evaluation after ``n_experiments`` steps, if that was a checkpoint."""
+        return next((s for s in self.scores if s.n_experiments == n_experiments), None)
+
+    @property
+    def before(self) -> float | None:
+        """Standardized error before any experiment (checkpoint 0), if evaluated."""
+        score = self.score_at(0)
+        return None if score is None else score.standardized
+
+    @property
+    def after(self) -> float | None:
+        """Standardized error at the last checkpoint (after all steps), if evaluated."""
+        score = self.score_at(self.steps)
+        return None if score is None else score.standardized
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return jsonable(asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BoxingRecord:
+        """Rebuild a record written by :meth:`to_dict` (e.g. from a run's events)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["scores"] = [CheckpointScore(**s) for s in values.get("scores", [])]
+        values["designs"] = [DesignAttempt(**d) for d in values.get("designs", [])]
+        values["outcomes"] = [Outcome(**o) for o in values.get("outcomes", [])]
+        if values.get("novice") is not None:
+            values["novice"] = CheckpointScore(**values["novice"])
+        return cls(**values)

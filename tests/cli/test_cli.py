@@ -93,6 +93,8 @@ def test_demo_writes_run_dir_and_second_run_is_served_from_cache(tmp_path: Path)
     assert len(events) == 24 + summary["causalab"]["episodes"]  # lab episodes are units too
     assert summary["causalab"]["accuracy"] == 100.0
     assert {r["method"]: r["shd"] for r in summary["discovery"]["rows"]}["pc"] == 8
+    designers = {r["agent"]: r for r in summary["boxinggym"]["rows"]}
+    assert designers["boed"]["regret"] < designers["random"]["regret"]
     assert json.loads((run_dir / "run.json").read_text())["status"] == "finished"
     record = json.loads((run_dir / "record.json").read_text())
     assert record["schema_version"] and len(record["answers"]) == 24

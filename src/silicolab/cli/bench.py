@@ -213,6 +213,16 @@ def run_bench_boxinggym(
         if env == "all"
         else [tuple(item.split(":", 1)) if ":" in item else item for item in split_list(env, "env")]
     )
+    if envs != "all":
+        from silicolab.bench.boxinggym import ENV_GOALS
+
+        known = sorted({f"{e}:{g}" for e, g in ENV_GOALS})
+        for item in envs:
+            pair = item if isinstance(item, tuple) else (item, "direct")
+            if tuple(pair) not in ENV_GOALS:
+                raise InputError(
+                    f"unknown environment/goal {':'.join(pair)!r}; choose from {', '.join(known)}"
+                )
     llm = llm_model(model, base_url, api_key_env, config) if agent == "llm" else None
     root = runs_dir or Path(load_settings(config).runs_dir)
     run = Run.latest(root, kind="bench-boxinggym") if resume else None
@@ -362,7 +372,7 @@ def _print_table(
     headings, rows, notes = _rows(table, columns)
     out = Table(title=title)
     for heading in headings:
-        out.add_column(heading, no_wrap=heading in ("method", "dataset", "suite"))
+        out.add_column(heading, no_wrap=heading in ("method", "dataset", "suite", "environment"))
     for cells in rows:
         out.add_row(*cells)
     console = Console()

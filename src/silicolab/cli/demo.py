@@ -123,7 +123,13 @@ def run_demo(
     json_out: bool,
 ) -> dict[str, Any]:
     """Run (or resume) the demo experiment and print its summary."""
-    from silicolab.cli.demo_tour import causalab_part, discovery_part, print_tour, tour_report
+    from silicolab.cli.demo_tour import (
+        boxinggym_part,
+        causalab_part,
+        discovery_part,
+        print_tour,
+        tour_report,
+    )
     from silicolab.llm import ScriptedModel, astructured, load_model
     from silicolab.runs import Run
     from silicolab.runtime import AsyncExecutor
@@ -167,6 +173,7 @@ def run_demo(
         summary = _analyse(rows)
         discovery = discovery_part()
         causalab = causalab_part(run)
+        boxinggym = boxinggym_part()
         record = {
             "kind": "demo",
             "scenario": SCENARIO,
@@ -178,10 +185,12 @@ def run_demo(
             "resumed_units": sum(r.cached for r in results),
             "discovery": discovery,
             "causalab": causalab,
+            "boxinggym": boxinggym,
         }
         run.write_record(record)
         run.write_report(
-            _report(run.path, record, summary) + "\n".join(tour_report(discovery, causalab))
+            _report(run.path, record, summary)
+            + "\n".join(tour_report(discovery, causalab, boxinggym))
         )
     out = {
         "run_dir": str(run.path),
@@ -191,12 +200,13 @@ def run_demo(
         "ledger": {k: v for k, v in record["ledger"].items() if k != "by_tag"},
         "discovery": discovery,
         "causalab": causalab,
+        "boxinggym": boxinggym,
     }
     if json_out:
         typer.echo(json.dumps(out))
     else:
         _print_summary(run.path, record)
-        print_tour(discovery, causalab)
+        print_tour(discovery, causalab, boxinggym)
         typer.echo(f"run directory: {run.path}  (report: {run.path / 'report.md'})")
     return out
 

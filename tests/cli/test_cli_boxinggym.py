@@ -1,0 +1,34 @@
+"""``silicolab bench boxinggym`` as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.test_cli import run
+
+
+def test_bench_boxinggym_rows_beside_the_paper_and_resume(tmp_path: Path) -> None:
+    args = ["bench", "boxinggym", "--env", "death_process", "--seeds", "1", "--json"]
+    out = run(args, tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    (row,) = json.loads(out.stdout)["rows"]
+    assert (row["env"], row["goal"], row["seeds"]) == ("death_process", "direct", 1)
+    assert row["after"] < 0 and row["regret"] >= -0.05  # beats the prior mean; regret ~ 0
+    assert row["paper_before"] == 1.19 and row["paper_regret"] == 0.037  # Tables 1 and 3
+    run_dir = tmp_path / json.loads(out.stdout)["run_dir"]
+    events = (run_dir / "events.jsonl").read_text().splitlines()
+    again = run([*args, "--resume"], tmp_path, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert (run_dir / "events.jsonl").read_text().splitlines() == events  # nothing rerun
+
+
+def test_bench_boxinggym_bad_input(tmp_path: Path) -> None:
+    for args, fragment in [
+        (["bench", "boxinggym", "--agent", "llm"], "needs --model"),
+        (["bench", "boxinggym", "--agent", "oracle"], "use boed"),
+        (["bench", "boxinggym", "--env", "quidditch", "--seeds", "1"], "quidditch"),
+    ]:
+        out = run(args, tmp_path)
+        assert out.returncode == 2, (args, out.stderr)
+        assert fragment in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -32,3 +32,23 @@ def test_bench_boxinggym_bad_input(tmp_path: Path) -> None:
         out = run(args, tmp_path)
         assert out.returncode == 2, (args, out.stderr)
         assert fragment in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_participant_words_come_from_the_configured_model(tmp_path: Path) -> None:
+    args = [
+        "bench",
+        "boxinggym",
+        "--env",
+        "moral_machines",
+        "--seeds",
+        "1",
+        "--participant-model",
+        "scripted",
+        "--json",
+    ]
+    out = run(args, tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    run_dir = tmp_path / json.loads(out.stdout)["run_dir"]
+    (event,) = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    utterances = event["data"]["record"]["truth"]["utterances"]
+    assert utterances and {u["source"] for u in utterances} == {"llm"}

@@ -309,6 +309,14 @@ def bench_boxinggym(
             help="Add the novice evaluation after a 200-word explanation (LLM agent).",
         ),
     ] = False,
+    participant_model: Annotated[
+        str | None,
+        typer.Option(
+            "--participant-model",
+            help="Model spec whose words the simulated participants of emotion and moral "
+            "machines speak (default: a plain template).",
+        ),
+    ] = None,
     jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 2,
     fidelity: Annotated[
         str, typer.Option(help="fixed (bugs fixed) or faithful (as published).")
@@ -331,6 +339,7 @@ def bench_boxinggym(
         seeds=seeds,
         prior=prior,
         communicate=communicate,
+        participant_model=participant_model,
         jobs=jobs,
         fidelity=fidelity,
         resume=resume,

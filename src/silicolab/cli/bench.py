@@ -192,6 +192,7 @@ def run_bench_boxinggym(
     seeds: int,
     prior: bool,
     communicate: bool,
+    participant_model: str | None,
     jobs: int,
     fidelity: str,
     resume: bool,
@@ -224,6 +225,13 @@ def run_bench_boxinggym(
                     f"unknown environment/goal {':'.join(pair)!r}; choose from {', '.join(known)}"
                 )
     llm = llm_model(model, base_url, api_key_env, config) if agent == "llm" else None
+    participant = None
+    if participant_model:
+        from silicolab.llm.roles import model_for_role
+
+        participant = {
+            "llm": model_for_role("subject", load_settings(config), spec=participant_model)
+        }
     root = runs_dir or Path(load_settings(config).runs_dir)
     run = Run.latest(root, kind="bench-boxinggym") if resume else None
     if resume and run is None:
@@ -239,6 +247,7 @@ def run_bench_boxinggym(
                 "seeds": seeds,
                 "prior": prior,
                 "communicate": communicate,
+                "participant_model": participant_model,
                 "fidelity": fidelity,
                 "model": getattr(llm, "spec", None),
             },
@@ -257,6 +266,7 @@ def run_bench_boxinggym(
             run=run,
             communicate=communicate,
             fidelity=fidelity,
+            env_options=participant,
         )
         rows = json.loads(table.to_json(orient="records"))
         run.write_record({"rows": rows, "usage": table.attrs.get("usage")})

@@ -16,6 +16,7 @@ novice is not shown the scientist's last observation; ``faithful`` reproduces th
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from collections.abc import Mapping, Sequence
@@ -88,19 +89,25 @@ def make_env(
     seed: int | None,
     options: Mapping[str, Any] | None = None,
 ) -> BoxingEnv:
-    """A BoxingGym environment from the registry (``options`` are extra factory keywords,
-    e.g. ``llm=`` for emotion and moral machines)."""
+    """A BoxingGym environment from the registry (``options`` are extra factory keywords).
+
+    ``llm=`` (the simulated participant's model) reaches only the two environments whose
+    participants speak, emotion and moral machines, so one bench-wide option serves all.
+    """
     import silicolab.envs.boxinggym  # noqa: F401  (registers the environments)
     from silicolab.envs import make
 
+    name = env_id_of(env_id)
+    options = dict(options or {})
+    if name not in PARTICIPANT_ENVS:
+        options.pop("llm", None)
     return make(
-        f"boxinggym/{env_id_of(env_id)}",
-        goal=goal,
-        prior=prior,
-        fidelity=fidelity,
-        seed=seed,
-        **dict(options or {}),
+        f"boxinggym/{name}", goal=goal, prior=prior, fidelity=fidelity, seed=seed, **options
     )
+
+
+#: Environments whose simulated participants' words may come from a language model.
+PARTICIPANT_ENVS = ("emotion", "moral_machines")
 
 
 def _novice_for(novice: Novice | LanguageModel | str | None, scientist: BoxingScientist) -> Novice:
@@ -317,6 +324,10 @@ async def _try_design(env: BoxingEnv, proposal: Proposal) -> tuple[bool, str]:
     if proposal.text is None:
         return False, render("format_failure.j2")
     try:
+        # env.run is synchronous and may call a participant language model through its
+        # sync twin, which needs a thread without a running event loop.
+        if env.name in PARTICIPANT_ENVS:
+            return True, await asyncio.to_thread(env.run, proposal.text)
         return True, env.run(proposal.text)
     except InvalidDesign as err:
         return False, str(getattr(err, "message", "") or err)

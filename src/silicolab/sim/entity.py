@@ -1,0 +1,80 @@
+"""The entity protocol: anything that can observe text and act on an :class:`ActionSpec`.
+
+Agents, rule-based agents and game masters all share this small interface so that engines,
+conversations and surveys can drive any of them without knowing how they decide.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Literal
+
+from silicolab.core.errors import InputError
+from silicolab.llm.base import run_sync
+
+ActionKind = Literal["free", "choice", "float", "statement"]
+_KINDS = ("free", "choice", "float", "statement")
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """What an entity is asked to do in one act.
+
+    ``kind`` fixes the answer's shape: ``"free"`` and ``"statement"`` are free text,
+    ``"choice"`` must be exactly one of ``options`` and ``"float"`` a number rendered as text.
+    ``tag`` labels the LLM call in the ledger; ``max_tokens`` caps a free-text answer.
+    """
+
+    call_to_action: str
+    kind: ActionKind = "free"
+    options: tuple[str, ...] = ()
+    tag: str = "action"
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise InputError(f"ActionSpec.kind must be one of {_KINDS}, got {self.kind!r}")
+        if not isinstance(self.options, tuple):
+            object.__setattr__(self, "options", tuple(self.options))
+        if self.kind == "choice":
+            if len(self.options) < 2:
+                raise InputError("a 'choice' ActionSpec needs at least two options")
+            if len(set(self.options)) != len(self.options):
+                raise InputError(f"ActionSpec options must be unique, got {self.options!r}")
+
+    def validate(self, answer: str) -> str:
+        """Return ``answer`` if it satisfies the spec, else raise :class:`InputError`."""
+        if self.kind == "choice" and answer not in self.options:
+            raise InputError(f"{answer!r} is not one of the options {self.options!r}")
+        if self.kind == "float":
+            try:
+                float(answer)
+            except ValueError as err:
+                raise InputError(f"{answer!r} is not a number") from err
+        return answer
+
+
+class Entity(ABC):
+    """Something with a ``name`` that observes text and acts on an :class:`ActionSpec`.
+
+    Subclasses implement :meth:`observe` and :meth:`aact`; :meth:`act` is the synchronous
+    twin for scripts (it refuses inside a running event loop, like the LLM layer).
+    """
+
+    name: str
+
+    @abstractmethod
+    def observe(self, text: str) -> None:
+        """Receive one observation (an entity may get several between acts)."""
+
+    @abstractmethod
+    async def aact(self, spec: ActionSpec) -> str:
+        """Return the entity's answer to ``spec`` ("choice": one option exactly)."""
+
+    def act(self, spec: ActionSpec) -> str:
+        """The synchronous twin of :meth:`aact`."""
+        return run_sync(self.aact(spec))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"

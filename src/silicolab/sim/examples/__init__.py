@@ -1,0 +1,1 @@
+"""Worked simulations built from :mod:`silicolab.sim` parts."""

@@ -36,6 +36,11 @@ bench_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(bench_app, name="bench")
+sim_app = typer.Typer(
+    help="Run generative agent-based simulations (examples: auction, bargaining, market).",
+    no_args_is_help=True,
+)
+app.add_typer(sim_app, name="sim")
 
 ConfigOpt = Annotated[
     Path | None,
@@ -343,6 +348,36 @@ def bench_boxinggym(
         jobs=jobs,
         fidelity=fidelity,
         resume=resume,
+        runs_dir=runs_dir,
+        config=config,
+        json_out=json_out,
+    )
+
+
+@sim_app.command("run")
+def sim_run(
+    name: Annotated[str, typer.Argument(help="Example to run: auction, bargaining or market.")],
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    seed: Annotated[int, typer.Option(help="Seed of the episode.")] = 0,
+    runs_dir: RunsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Run an example simulation and write its run directory with an HTML transcript.
+
+    Offline by default (rule agents and the scripted model); --model SPEC makes the
+    bargaining agents real language-model agents.
+    """
+    from silicolab.cli.sim import run_sim
+
+    run_sim(
+        name,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        seed=seed,
         runs_dir=runs_dir,
         config=config,
         json_out=json_out,

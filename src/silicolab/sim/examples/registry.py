@@ -1,0 +1,61 @@
+"""The worked simulations the ``silicolab sim run NAME`` command can run.
+
+Each entry is ``(model, seed, **options) -> dict``: a JSON-ready summary whose ``"log"`` is
+the episode log as a list (see :meth:`silicolab.sim.log.EpisodeLog.to_list`). ``model`` is a
+language model or ``None`` (the offline scripted default); rule-only examples ignore it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from silicolab.llm.base import LanguageModel
+
+Example = Callable[..., dict[str, Any]]
+
+
+def auction(model: LanguageModel | None, seed: int, **options: Any) -> dict[str, Any]:
+    """English clock auction with truthful rule bidders (no language model)."""
+    from silicolab.sim.examples.english_auction import run_english_auction
+
+    del model
+    budgets = options.pop("budgets", (150.0, 300.0, 250.0))
+    result = run_english_auction(budgets, seed=seed, **options)
+    return {
+        "example": "auction",
+        "budgets": [float(b) for b in budgets],
+        "winner": result.winner,
+        "price": result.price,
+        "rounds": result.rounds,
+        "events": list(result.events),
+        "log": result.log.to_list(),
+    }
+
+
+def bargaining(model: LanguageModel | None, seed: int, **options: Any) -> dict[str, Any]:
+    """Seller and buyer bargain over a mug, then answer a survey."""
+    from silicolab.sim.examples.bargaining import run_bargaining
+
+    result = run_bargaining(model, seed=seed, **options)
+    return {
+        "example": "bargaining",
+        "seller_value": options.get("seller_value", 4.0),
+        "buyer_value": options.get("buyer_value", 10.0),
+        **result.to_dict(),
+    }
+
+
+def market(model: LanguageModel | None, seed: int, **options: Any) -> dict[str, Any]:
+    """Rule-based traders in a market with grounded money and goods (no language model)."""
+    from silicolab.sim.examples.market import run_market
+
+    del model
+    return {"example": "market", **run_market(seed=seed, **options).to_dict()}
+
+
+EXAMPLES: dict[str, Example] = {"auction": auction, "bargaining": bargaining, "market": market}
+"""Example name -> runner."""
+
+USES_MODEL = frozenset({"bargaining"})
+"""The examples whose agents call a language model."""

@@ -7,15 +7,22 @@ ask the scheduled entities to act; resolve each attempt into an event.
 * :func:`run_simultaneous` — the scheduled actors act concurrently; their attempts are
   resolved **in initiative order** (the order of ``entities``), never in completion order,
   so the same seed gives the same events however fast each entity answers.
+
+All three accept ``checkpoint=path, checkpoint_every=n, resume=False``: the episode state is
+written atomically to ``path`` after every ``n`` completed steps and at the end, and
+``resume=True`` continues from that file in freshly built objects
+(see :mod:`silicolab.sim.checkpoint`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 
 from silicolab.core.errors import InputError
 from silicolab.llm.base import run_sync
+from silicolab.sim.checkpoint import restore, save_checkpoint
 from silicolab.sim.entity import Entity
 from silicolab.sim.game_master import Attempt, GameMaster, Resolution
 from silicolab.sim.log import EpisodeLog, StepLog
@@ -49,14 +56,67 @@ def _record(log: EpisodeLog, attempt: Attempt, spec_text: str, res: Resolution) 
     )
 
 
+class _Checkpointer:
+    """Start or resume an episode and write checkpoints at the requested cadence."""
+
+    def __init__(
+        self,
+        gm: GameMaster,
+        entities: Sequence[Entity],
+        *,
+        engine: str,
+        seed: int,
+        path: str | Path | None,
+        every: int,
+    ):
+        if every < 1:
+            raise InputError(f"checkpoint_every={every} must be >= 1")
+        self.gm, self.entities, self.engine, self.seed = gm, entities, engine, seed
+        self.path, self.every = path, every
+
+    def start(self, resume: bool) -> tuple[int, EpisodeLog]:
+        """(first step, log so far): from the checkpoint when resuming and it exists."""
+        if resume:
+            if self.path is None:
+                raise InputError("resume=True needs a checkpoint path")
+            if Path(self.path).exists():
+                return restore(
+                    self.path, self.gm, self.entities, engine=self.engine, seed=self.seed
+                )
+        self.gm.begin(self.entities, seed=self.seed)
+        return 0, EpisodeLog()
+
+    def save(self, done_steps: int, log: EpisodeLog, *, force: bool = False) -> None:
+        """Write a checkpoint after ``done_steps`` steps if due (or ``force``)."""
+        if self.path is not None and (force or done_steps % self.every == 0):
+            save_checkpoint(
+                self.path,
+                step=done_steps,
+                engine=self.engine,
+                seed=self.seed,
+                gm=self.gm,
+                entities=self.entities,
+                log=log,
+            )
+
+
 def run_sequential(
-    gm: GameMaster, entities: Sequence[Entity], *, max_steps: int, seed: int = 0
+    gm: GameMaster,
+    entities: Sequence[Entity],
+    *,
+    max_steps: int,
+    seed: int = 0,
+    checkpoint: str | Path | None = None,
+    checkpoint_every: int = 1,
+    resume: bool = False,
 ) -> EpisodeLog:
     """Run up to ``max_steps`` steps with one actor per step (synchronous)."""
     _check(entities, max_steps)
-    gm.begin(entities, seed=seed)
-    log = EpisodeLog()
-    for step in range(max_steps):
+    ckpt = _Checkpointer(
+        gm, entities, engine="sequential", seed=seed, path=checkpoint, every=checkpoint_every
+    )
+    first, log = ckpt.start(resume)
+    for step in range(first, max_steps):
         if gm.terminated():
             break
         _deliver(gm, entities, log, step)
@@ -67,18 +127,29 @@ def run_sequential(
             if gm.terminated():
                 break
         gm.clock.advance()
+        ckpt.save(step + 1, log)
     _deliver(gm, entities, log, gm.clock.steps)
+    ckpt.save(gm.clock.steps, log, force=True)
     return log
 
 
 async def arun_simultaneous(
-    gm: GameMaster, entities: Sequence[Entity], *, max_steps: int, seed: int = 0
+    gm: GameMaster,
+    entities: Sequence[Entity],
+    *,
+    max_steps: int,
+    seed: int = 0,
+    checkpoint: str | Path | None = None,
+    checkpoint_every: int = 1,
+    resume: bool = False,
 ) -> EpisodeLog:
     """Run up to ``max_steps`` steps in which the scheduled entities act concurrently."""
     _check(entities, max_steps)
-    gm.begin(entities, seed=seed)
-    log = EpisodeLog()
-    for step in range(max_steps):
+    ckpt = _Checkpointer(
+        gm, entities, engine="simultaneous", seed=seed, path=checkpoint, every=checkpoint_every
+    )
+    first, log = ckpt.start(resume)
+    for step in range(first, max_steps):
         if gm.terminated():
             break
         _deliver(gm, entities, log, step)
@@ -90,12 +161,31 @@ async def arun_simultaneous(
             attempt = Attempt(entity.name, spec.validate(answer), step)
             _record(log, attempt, spec.call_to_action, await gm.aresolve(attempt))
         gm.clock.advance()
+        ckpt.save(step + 1, log)
     _deliver(gm, entities, log, gm.clock.steps)
+    ckpt.save(gm.clock.steps, log, force=True)
     return log
 
 
 def run_simultaneous(
-    gm: GameMaster, entities: Sequence[Entity], *, max_steps: int, seed: int = 0
+    gm: GameMaster,
+    entities: Sequence[Entity],
+    *,
+    max_steps: int,
+    seed: int = 0,
+    checkpoint: str | Path | None = None,
+    checkpoint_every: int = 1,
+    resume: bool = False,
 ) -> EpisodeLog:
     """The synchronous twin of :func:`arun_simultaneous` (refuses inside an event loop)."""
-    return run_sync(arun_simultaneous(gm, entities, max_steps=max_steps, seed=seed))
+    return run_sync(
+        arun_simultaneous(
+            gm,
+            entities,
+            max_steps=max_steps,
+            seed=seed,
+            checkpoint=checkpoint,
+            checkpoint_every=checkpoint_every,
+            resume=resume,
+        )
+    )

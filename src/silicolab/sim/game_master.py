@@ -287,6 +287,18 @@ class GameMaster:
             self.done = True
         return self.done
 
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-ready episode state (see :func:`silicolab.sim.checkpoint.gm_state_dict`)."""
+        from silicolab.sim.checkpoint import gm_state_dict
+
+        return gm_state_dict(self)
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict` output into a game master with the same configuration."""
+        from silicolab.sim.checkpoint import load_gm_state
+
+        load_gm_state(self, state)
+
     # -- observations ------------------------------------------------------------------
     def tell(self, name: str, text: str) -> None:
         """Queue an observation for one entity."""

@@ -158,6 +158,57 @@ class GroundedState:
         chosen = list(self.variables) if names is None else list(names)
         return "\n".join(self._var(n).text() for n in chosen)
 
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-ready state: every value and the change history (sets/tuples are tagged)."""
+        return {
+            "values": {n: encode_value(v.value) for n, v in self.variables.items()},
+            "history": [
+                [c.step, c.name, encode_value(c.old), encode_value(c.new), c.cause]
+                for c in self.history
+            ],
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict` output into a state built with the same variables."""
+        values = state["values"]
+        differ = set(values) ^ set(self.variables)
+        if differ:
+            raise InputError(f"state and grounded variables disagree on: {sorted(differ)}")
+        for name, raw in values.items():
+            self.variables[name].value = decode_value(raw)
+        self.history = [
+            Change(int(step), str(name), decode_value(old), decode_value(new), str(cause))
+            for step, name, old, new, cause in state["history"]
+        ]
+
+
+def encode_value(value: Any) -> Any:
+    """A JSON-ready form of ``value``: sets, frozensets and tuples become tagged objects."""
+    if isinstance(value, (set, frozenset)):
+        tag = "__frozenset__" if isinstance(value, frozenset) else "__set__"
+        return {tag: [encode_value(v) for v in sorted(value, key=repr)]}
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode_value(v) for v in value]}
+    if isinstance(value, list):
+        return [encode_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): encode_value(v) for k, v in value.items()}
+    return value
+
+
+def decode_value(raw: Any) -> Any:
+    """The inverse of :func:`encode_value`."""
+    if isinstance(raw, list):
+        return [decode_value(v) for v in raw]
+    if isinstance(raw, dict):
+        if len(raw) == 1:
+            ((tag, items),) = raw.items()
+            kinds = {"__set__": set, "__frozenset__": frozenset, "__tuple__": tuple}
+            if tag in kinds:
+                return kinds[tag](decode_value(v) for v in items)
+        return {k: decode_value(v) for k, v in raw.items()}
+    return raw
+
 
 def at_least(bound: float, what: str = "") -> Validator:
     """A validator rejecting values below ``bound`` (e.g. money that cannot go negative)."""

@@ -34,6 +34,7 @@ from silicolab.sim.game_master import Attempt, Clock, GameMaster, Resolution, To
 from silicolab.sim.grounded import GroundedState, GroundedVariable
 from silicolab.sim.log import EpisodeLog, StepLog
 from silicolab.sim.memory import AssociativeMemory, HashingEmbedder, MemoryItem
+from silicolab.sim.nested import NestedGame, NestedOutcome
 from silicolab.sim.survey import SurveyAnswer, SurveyQuestion, aask_survey, ask_survey
 
 __all__ = [
@@ -57,6 +58,8 @@ __all__ = [
     "Identity",
     "MemoryItem",
     "MemoryRetrieval",
+    "NestedGame",
+    "NestedOutcome",
     "Observation",
     "Plan",
     "Resolution",

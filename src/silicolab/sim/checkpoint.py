@@ -159,4 +159,5 @@ def restore(
         )
     load_entity_states(entities, data["entities"])
     load_gm_state(gm, data["gm"])
+    gm.seed = seed
     return int(data["step"]), EpisodeLog.from_list(data["log"])

@@ -26,6 +26,7 @@ from silicolab.sim.checkpoint import restore, save_checkpoint
 from silicolab.sim.entity import Entity
 from silicolab.sim.game_master import Attempt, GameMaster, Resolution
 from silicolab.sim.log import EpisodeLog, StepLog
+from silicolab.sim.nested import nested_context
 
 
 def _check(entities: Sequence[Entity], max_steps: int) -> None:
@@ -50,7 +51,7 @@ def _record(log: EpisodeLog, attempt: Attempt, spec_text: str, res: Resolution) 
             attempt.actor,
             kind,
             attempt.action,
-            context={"call_to_action": spec_text},
+            context={"call_to_action": spec_text, **nested_context(res)},
             event=res.event,
         )
     )

@@ -51,7 +51,8 @@ class Resolution:
 
     ``observers``: who perceives ``event`` (``None`` = every entity). ``private`` adds
     per-entity observations. ``rejected`` marks an impossible action: then ``event`` is the
-    message for the actor only and nothing else happens.
+    message for the actor only and nothing else happens. ``nested``: a
+    :class:`~silicolab.sim.nested.NestedGame` to play before committing (see that module).
     """
 
     event: str
@@ -60,6 +61,7 @@ class Resolution:
     private: Mapping[str, str] = field(default_factory=dict)
     terminate: bool = False
     rejected: bool = False
+    nested: Any = None
 
 
 Resolver = Callable[["GameMaster", Attempt], "Resolution | str"]
@@ -239,6 +241,7 @@ class GameMaster:
         self.name = name
         self.history_window = history_window
         self.rng = random.Random(0)
+        self.seed = 0
         self.entity_names: list[str] = []
         self.events: list[str] = []
         self.rejections: list[tuple[Attempt, str]] = []
@@ -254,7 +257,7 @@ class GameMaster:
         if len(set(names)) != len(names):
             raise InputError(f"entity names must be unique, got {names}")
         self.entity_names = names
-        self.rng = random.Random(seed)
+        self.rng, self.seed = random.Random(seed), seed
         self._queues = {n: [] for n in names}
         if self.premise:
             self.broadcast(self.premise)
@@ -383,11 +386,15 @@ class GameMaster:
         return Resolution(text.strip() or f"{attempt.actor}: {attempt.action}")
 
     def _commit(self, attempt: Attempt, res: Resolution) -> Resolution:
-        """Check and apply updates, record the event, route observations."""
+        """Play a nested game if asked, check and apply updates, record, route observations."""
+        if res.nested is not None and not res.rejected:
+            from silicolab.sim.nested import play_nested
+
+            res = play_nested(self, attempt, res)
         if not res.rejected and res.updates:
             message = self.state.check(res.updates)
             if message:
-                res = Resolution(message, rejected=True)
+                res = Resolution(message, rejected=True, nested=res.nested)
         if res.rejected:
             self.rejections.append((attempt, res.event))
             if attempt.actor in self._queues:

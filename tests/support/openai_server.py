@@ -20,6 +20,9 @@ Endpoints
 * ``POST /v1/chat/completions`` - OpenAI chat format, optionally ``stream: true`` (SSE).
 * ``POST /v1/messages`` - Anthropic Messages format, optionally ``stream: true`` (SSE).
 * ``GET /v1/models`` and ``GET /v1/models/{id}``.
+* ``POST /v1/embeddings`` - deterministic unit vectors (``EMBEDDING_DIM`` wide, or ``dimensions``)
+  seeded by a sha256 of each input; ``usage.prompt_tokens`` is the inputs' word count. Counted in
+  ``requests``, ``ok`` and ``prompt_tokens``; no latency or faults are applied.
 
 Token counting (deterministic, documented so client ledgers can match exactly)
 ------------------------------------------------------------------------------
@@ -54,12 +57,16 @@ servers for tests.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import inspect
 import itertools
 import json
+import math
 import random
 import re
+import struct
 import threading
 import time
 from collections import deque
@@ -106,6 +113,17 @@ _REASONS = {
 
 
 # --------------------------------------------------------------------------- token counting
+
+
+EMBEDDING_DIM = 64
+
+
+def fake_embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
+    """The server's deterministic unit vector for ``text`` (Gaussian, seeded by sha256)."""
+    rng = random.Random(hashlib.sha256(text.encode("utf-8")).hexdigest())
+    vec = [rng.gauss(0.0, 1.0) for _ in range(dim)]
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
 
 
 def count_tokens(text: str) -> int:
@@ -622,6 +640,15 @@ class FakeLLMServer:
             flavor = "openai"
         elif path in ("/v1/messages", "/messages"):
             flavor = "anthropic"
+        elif path in ("/v1/embeddings", "/embeddings"):
+            if request.method != "POST":
+                return await self._send_error(writer, "openai", 405, "use POST", keep_alive)
+            try:
+                return await self._embeddings(request.body, writer, keep_alive)
+            except _HttpError as err:
+                return await self._send_error(
+                    writer, "openai", err.status, err.message, keep_alive, err.err_type
+                )
         elif path in ("/v1/models", "/models") or path.startswith(("/v1/models/", "/models/")):
             if request.method != "GET":
                 return await self._send_error(writer, "openai", 405, "use GET", keep_alive)
@@ -714,6 +741,43 @@ class FakeLLMServer:
                 return await self._send_error(writer, "openai", 404, msg, keep_alive)
             return await self._send_json(writer, 200, entry(model_id), keep_alive)
         payload = {"object": "list", "data": [entry(m) for m in self.models]}
+        return await self._send_json(writer, 200, payload, keep_alive)
+
+    async def _embeddings(self, raw: bytes, writer: asyncio.StreamWriter, keep_alive: bool) -> bool:
+        try:
+            body = json.loads(raw or b"null")
+        except (ValueError, UnicodeDecodeError):
+            raise _HttpError(400, "body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise _HttpError(400, "body must be an object")
+        inputs = body.get("input")
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if (
+            not isinstance(inputs, list)
+            or not inputs
+            or not all(isinstance(t, str) for t in inputs)
+        ):
+            raise _HttpError(400, "input must be a string or a non-empty list of strings")
+        dim = body.get("dimensions") or EMBEDDING_DIM
+        if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
+            raise _HttpError(400, "dimensions must be a positive integer")
+        with self._lock:
+            self._log.append(body)
+        data = []
+        for i, text in enumerate(inputs):
+            vec: Any = fake_embedding(text, dim)
+            if body.get("encoding_format") == "base64":
+                vec = base64.b64encode(struct.pack(f"<{dim}f", *vec)).decode("ascii")
+            data.append({"object": "embedding", "index": i, "embedding": vec})
+        tokens = sum(count_tokens(t) for t in inputs)
+        payload = {
+            "object": "list",
+            "data": data,
+            "model": str(body.get("model", "fake-embedding")),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+        self._count_ok(tokens, 0)
         return await self._send_json(writer, 200, payload, keep_alive)
 
     # ----------------------------------------------------------------- replies

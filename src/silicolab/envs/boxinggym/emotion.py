@@ -42,7 +42,11 @@ from silicolab.envs.boxinggym.base import (
     naive_message,
     theta_size,
 )
-from silicolab.envs.boxinggym.participant_text import participant_sentence, sample_index_for
+from silicolab.envs.boxinggym.participant_text import (
+    participant_record,
+    participant_sentence,
+    sample_index_for,
+)
 from silicolab.envs.boxinggym.posterior import normalized_weights, systematic_resample
 from silicolab.llm.base import LanguageModel
 
@@ -377,10 +381,7 @@ class Emotion(BoxingEnv):
         return out
 
     def to_record(self) -> dict[str, Any]:
-        record = super().to_record()
-        record["utterances"] = list(self.utterances)
-        record["participant"] = self.llm.spec if self.llm is not None else "template"
-        return record
+        return {**super().to_record(), **participant_record(self.utterances, self.llm)}
 
 
 def make_emotion(

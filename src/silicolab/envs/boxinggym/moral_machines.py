@@ -36,7 +36,11 @@ from silicolab.envs.boxinggym.base import (
     importance_posterior,
     naive_message,
 )
-from silicolab.envs.boxinggym.participant_text import participant_sentence, sample_index_for
+from silicolab.envs.boxinggym.participant_text import (
+    participant_record,
+    participant_sentence,
+    sample_index_for,
+)
 from silicolab.llm.base import LanguageModel
 
 CHARACTERS = (
@@ -324,10 +328,7 @@ class MoralMachines(BoxingEnv):
         return importance_posterior(self, n, rng, data, log_likelihood=log_lik)
 
     def to_record(self) -> dict[str, Any]:
-        record = super().to_record()
-        record["utterances"] = list(self.utterances)
-        record["participant"] = self.llm.spec if self.llm is not None else "template"
-        return record
+        return {**super().to_record(), **participant_record(self.utterances, self.llm)}
 
 
 def make_moral_machines(

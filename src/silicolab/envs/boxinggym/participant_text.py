@@ -19,8 +19,9 @@ runs hit the exact-prompt cache rather than paying for the same sentence twice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from silicolab.core.seeding import stable_hash
 from silicolab.llm.base import LanguageModel
@@ -106,3 +107,12 @@ async def aparticipant_sentence(
         sample_index=sample_index,
     )
     return _clean(reply.text, template)
+
+
+def participant_record(utterances: Sequence[Any], llm: Any) -> dict[str, Any]:
+    """The record fields of an environment whose participant speaks: every utterance with
+    its source, and which model (or "template") produced them."""
+    return {
+        "utterances": list(utterances),
+        "participant": llm.spec if llm is not None else "template",
+    }

@@ -12,9 +12,10 @@ What is measured, and why:
    from response ``usage``, must equal the server's totals over the responses it served. The same
    500 calls are then repeated and must all be cache hits (0 requests reach the server).
 2. **Concurrency** - 256 calls with 200 ms server latency at concurrency 64; the ideal is
-   ``ceil(256 / 64) * 0.2 s = 0.8 s``. The same workload through the bare SDK is the baseline:
-   the SDK's CPU cost per call is serialised within each wave, so both exceed the ideal; the
-   layer/raw ratio is what the layer adds.
+   ``ceil(256 / 64) * 0.2 s = 0.8 s`` (target: within 1.10x). The client's CPU per call is
+   spent serially at each wave of completions, so it decides the ratio: the same workload
+   through the bare SDK (httpx, ~1 ms of CPU per call) is shown beside the layer (its native
+   HTTP/1.1 transport, ~0.1 ms per call) for comparison.
 3. **Overhead** - sequential calls with no server latency through the raw ``openai.AsyncOpenAI``
    client versus through ``load_model`` (fresh cache, all misses), interleaved call by call so both
    see the same machine state; the per-call mean difference is the layer's cost (target < 1 ms).
@@ -151,9 +152,9 @@ async def bench_concurrency(
     """Calls with server latency, bounded by the model's concurrency limit.
 
     The same workload is also run through the bare ``openai.AsyncOpenAI`` client under an
-    ``asyncio.Semaphore``: the SDK's own CPU cost per call (about a millisecond or more) is
-    serialised within each wave of ``concurrency`` calls, so the ideal is not reachable by any
-    client built on it, and ``ratio_vs_raw_sdk`` isolates what the layer itself adds. Raw and
+    ``asyncio.Semaphore``: the SDK's CPU cost per call (about a millisecond) is serialised
+    within each wave of ``concurrency`` calls, which is why the layer sends through its own
+    HTTP/1.1 transport; ``ratio_vs_raw_sdk`` shows the difference. Raw and
     layered runs alternate ``repeats`` times and the best of each is reported, because this
     benchmark shares two cores with whatever else is running.
     """
@@ -395,9 +396,13 @@ def _checks(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "ok": faults["second_pass_server_requests"] == 0
             and faults["second_pass_cache_hits"] == faults["calls"],
         },
-        "concurrency: layer within 10% of raw SDK": {
+        "concurrency: within 1.10x of the ideal (server in its own process)": {
             "required": False,
-            "ok": conc["ratio_vs_raw_sdk"] <= 1.1,
+            "ok": conc["separate_server"]["ratio"] <= 1.1,
+        },
+        "concurrency: within 1.10x of the ideal (server in-process)": {
+            "required": False,
+            "ok": conc["ratio"] <= 1.1,
         },
         "layer overhead < 1 ms/call": {"required": False, "ok": over["overhead_mean_ms"] < 1.0},
         "cache hit < 1 ms": {"required": False, "ok": over["cache_hit_mean_ms"] < 1.0},

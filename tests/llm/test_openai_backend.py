@@ -22,14 +22,20 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
 
 
+@pytest.fixture(params=["native", "sdk"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Both ways the openai backend sends requests; they must behave the same."""
+    return request.param
+
+
 def make(server, **options):
     options.setdefault("max_retries", 5)
     options.setdefault("timeout_s", 2.0)
     return load_model("openai:fake-model", base_url=server.base_url, api_key_env=KEY_ENV, **options)
 
 
-def test_generate_returns_text_and_the_servers_usage(llm_server) -> None:
-    model = make(llm_server)
+def test_generate_returns_text_and_the_servers_usage(llm_server, transport) -> None:
+    model = make(llm_server, transport=transport)
     c = model.generate(
         [{"role": "system", "content": "be kind"}, {"role": "user", "content": "hello there"}],
         temperature=0.2,
@@ -51,20 +57,22 @@ def test_generate_returns_text_and_the_servers_usage(llm_server) -> None:
     assert summary["input_tokens"] == stats.prompt_tokens
 
 
-def test_json_schema_is_requested_as_response_format(llm_server_factory) -> None:
+def test_json_schema_is_requested_as_response_format(llm_server_factory, transport) -> None:
     class Verdict(BaseModel):
         answer: str
         confidence: float
 
     server = llm_server_factory(reply='{"answer": "yes", "confidence": 0.9}')
-    verdict = structured(make(server), "Is it raining?", Verdict)
+    verdict = structured(make(server, transport=transport), "Is it raining?", Verdict)
     assert verdict == Verdict(answer="yes", confidence=0.9)
     fmt = server.stats.requests_log[-1]["response_format"]
     assert fmt["type"] == "json_schema"
     assert fmt["json_schema"]["schema"]["properties"]["answer"]["type"] == "string"
 
 
-def test_each_transient_fault_is_retried_and_retry_after_is_honoured(llm_server_factory) -> None:
+def test_each_transient_fault_is_retried_and_retry_after_is_honoured(
+    llm_server_factory, transport
+) -> None:
     server = llm_server_factory(
         faults=[
             Fault("429", retry_after=0.3),
@@ -74,7 +82,7 @@ def test_each_transient_fault_is_retried_and_retry_after_is_honoured(llm_server_
             Fault("timeout", hang_s=5.0),
         ],
     )
-    model = make(server, timeout_s=0.4)
+    model = make(server, transport=transport, timeout_s=0.4)
     start = time.perf_counter()
     c = model.generate("persist")
     elapsed = time.perf_counter() - start
@@ -91,9 +99,9 @@ def test_each_transient_fault_is_retried_and_retry_after_is_honoured(llm_server_
     assert model.ledger.summary()["retries"] == 5
 
 
-def test_gives_up_after_max_retries_with_llm_error(llm_server_factory, caplog) -> None:
+def test_gives_up_after_max_retries_with_llm_error(llm_server_factory, caplog, transport) -> None:
     server = llm_server_factory(faults=["500"] * 10)
-    model = make(server, max_retries=2)
+    model = make(server, transport=transport, max_retries=2)
     with caplog.at_level(logging.WARNING, logger="silicolab.llm"), pytest.raises(LLMError) as info:
         model.generate("doomed")
     assert info.value.attempts == 3
@@ -136,7 +144,9 @@ async def test_max_concurrency_bounds_requests_in_flight(llm_server_factory) -> 
     assert server.stats.max_in_flight == 3
 
 
-def test_server_without_json_schema_support_falls_back_to_json_object(llm_server_factory):
+def test_server_without_json_schema_support_falls_back_to_json_object(
+    llm_server_factory, transport
+):
     class Pick(BaseModel):
         answer: str
 
@@ -146,7 +156,7 @@ def test_server_without_json_schema_support_falls_back_to_json_object(llm_server
         return '{"answer": "no"}'
 
     server = llm_server_factory(reply=reply)
-    model = make(server)
+    model = make(server, transport=transport)
     assert structured(model, "Pick one", Pick) == Pick(answer="no")
     assert structured(model, "Pick again", Pick) == Pick(answer="no")
     formats = [b["response_format"]["type"] for b in server.stats.requests_log]
@@ -154,8 +164,8 @@ def test_server_without_json_schema_support_falls_back_to_json_object(llm_server
     assert "JSON schema" in server.stats.requests_log[-1]["messages"][0]["content"]
 
 
-def test_sync_twin_works_across_repeated_event_loops(llm_server) -> None:
-    model = make(llm_server, max_concurrency=2)
+def test_sync_twin_works_across_repeated_event_loops(llm_server, transport) -> None:
+    model = make(llm_server, transport=transport, max_concurrency=2)
     assert [model.generate(f"n{i}").text for i in range(3)] == ["echo: n0", "echo: n1", "echo: n2"]
 
 

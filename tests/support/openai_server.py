@@ -319,6 +319,8 @@ class FakeLLMServer:
         seed: seed for the fault RNG.
         models: model ids listed by ``GET /v1/models``.
         log_limit: the most recent request bodies kept in ``stats.requests_log``.
+        ssl_context: a server-side :class:`ssl.SSLContext` to serve HTTPS instead of HTTP
+            (``root_url`` and ``base_url`` then start with ``https://``).
     """
 
     def __init__(
@@ -332,6 +334,7 @@ class FakeLLMServer:
         seed: int = 0,
         models: Sequence[str] = ("fake-model",),
         log_limit: int = 1000,
+        ssl_context: Any = None,
     ) -> None:
         if not 0.0 <= fault_rate <= 1.0:
             raise ValueError("fault_rate must be within [0, 1]")
@@ -356,6 +359,8 @@ class FakeLLMServer:
         self._reply_index = 0
         self._ids = itertools.count(1)
         self._log_limit = log_limit
+        self._ssl_context = ssl_context
+        self.last_headers: dict[str, str] = {}
         self._reset_counters()
 
         self._thread: threading.Thread | None = None
@@ -419,7 +424,8 @@ class FakeLLMServer:
     @property
     def root_url(self) -> str:
         """``http://127.0.0.1:<port>`` - the ``base_url`` the Anthropic SDK expects."""
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self._ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def base_url(self) -> str:
@@ -496,7 +502,12 @@ class FakeLLMServer:
     async def _serve(self) -> None:
         self._stop_event = asyncio.Event()
         server = await asyncio.start_server(
-            self._on_connection, host="127.0.0.1", port=0, backlog=2048, limit=_MAX_HEADER_BYTES
+            self._on_connection,
+            host="127.0.0.1",
+            port=0,
+            backlog=2048,
+            limit=_MAX_HEADER_BYTES,
+            ssl=self._ssl_context,
         )
         self._port = server.sockets[0].getsockname()[1]
         self._ready.set()
@@ -634,6 +645,7 @@ class FakeLLMServer:
             for name in ("authorization", "x-api-key"):
                 if name in request.headers:
                     self._auth_seen.add(request.headers[name])
+            self.last_headers = dict(request.headers)
 
         path = request.path.rstrip("/")
         if path in ("/v1/chat/completions", "/chat/completions"):

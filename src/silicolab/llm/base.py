@@ -32,12 +32,23 @@ def run_sync(coro: Any) -> Any:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return asyncio.run(_then_close_connections(coro))
     coro.close()
     raise InputError(
         "a synchronous silicolab call was made inside a running event loop (e.g. Jupyter): "
         "use the async twin instead, e.g. 'await model.agenerate(...)'"
     )
+
+
+async def _then_close_connections(coro: Any) -> Any:
+    """Await ``coro``, then close the HTTP connections opened in this loop, which ends
+    with the call (its sockets would otherwise linger until garbage collection)."""
+    from silicolab.llm.http import close_loop_clients
+
+    try:
+        return await coro
+    finally:
+        await close_loop_clients()
 
 
 class LanguageModel(ABC):

@@ -141,3 +141,16 @@ def test_nmc_eig_fixed_and_faithful() -> None:
     faithful = make_emotion(seed=1, fidelity="faithful")
     assert np.all(np.isfinite(nmc_eig(faithful, designs)))
     assert isinstance(designs[0], WheelDesign)
+
+
+@pytest.mark.parametrize("fidelity", ["fixed", "faithful"])
+def test_random_designs_pass_validation_as_text(fidelity: str) -> None:
+    """Random designs round-trip through text and the validator (the faithful validator tests
+    ``sum(p) != 1`` exactly, which naive rounding to 2 decimals fails about a third of the time)."""
+    env = make_emotion(seed=0, fidelity=fidelity)
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        design = env.sample_design(rng)
+        parsed = env.validate(env.format_design(design))
+        assert parsed.probs == design.probs
+        assert sum(design.probs) == 1

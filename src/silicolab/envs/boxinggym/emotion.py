@@ -236,6 +236,21 @@ ANSWER = (
 )
 
 
+def _two_decimal_probs(rng: np.random.Generator) -> list[float]:
+    """Dirichlet(1, 1, 1) probabilities rounded to 2 decimals whose float sum is exactly 1.
+
+    Rounded decimals such as 0.83 + 0.09 + 0.08 sum to 0.9999999999999999 in floating point,
+    which the published validator's exact ``sum(p) != 1`` test rejects; redrawing until the
+    sum is exact keeps random designs valid in both fidelities (a few draws at most).
+    """
+    while True:
+        raw = rng.dirichlet(np.ones(3))
+        probs = [round(float(raw[0]), 2), round(float(raw[1]), 2)]
+        probs.append(round(1.0 - sum(probs), 2))
+        if sum(probs) == 1 and min(probs) >= 0:
+            return probs
+
+
 class Emotion(BoxingEnv):
     """Emotions from outcomes: design = a wheel spin, outcome = eight Likert ratings."""
 
@@ -304,9 +319,7 @@ class Emotion(BoxingEnv):
 
     def sample_design(self, rng: np.random.Generator) -> WheelDesign:
         prizes = tuple(float(round(v, 1)) for v in rng.uniform(0, 100, 3))
-        raw = rng.dirichlet(np.ones(3))
-        probs = [round(float(raw[0]), 2), round(float(raw[1]), 2)]
-        probs.append(round(1.0 - sum(probs), 2))
+        probs = _two_decimal_probs(rng)
         idx = int(rng.integers(0, 3))
         value = float(idx) if self.fidelity == "faithful" else prizes[idx]
         return WheelDesign(prizes, tuple(probs), idx, value)  # type: ignore[arg-type]

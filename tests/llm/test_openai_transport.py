@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import ssl
 from pathlib import Path
 
@@ -94,3 +95,44 @@ def test_error_messages_never_carry_the_key() -> None:
     assert KEY not in str(err) and "***" in str(err) and "api_key_env" in str(err)
     transient = _status_error(429, {"retry-after": "1.5"}, {"detail": "slow down"}, KEY)
     assert transient.retry_after == 1.5 and "slow down" in str(transient)
+
+
+def _open_sockets() -> int:
+    """Sockets this process holds open (Linux: /proc/self/fd)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:  # the fd of the listing itself, already closed
+            continue
+    return count
+
+
+def test_sync_calls_close_their_connections() -> None:
+    """Each sync call runs its own event loop; its connections close with it instead of
+    waiting for garbage collection (garbage collection is off here to show it)."""
+    import gc
+
+    with FakeLLMServer() as server:
+        model = load_model("openai:fake-model", base_url=server.base_url, api_key_env=KEY_ENV)
+        model.generate("warm-up")
+        gc.disable()
+        try:
+            before = _open_sockets()
+            for i in range(5):
+                model.generate(f"call {i}")
+            after = _open_sockets()
+        finally:
+            gc.enable()
+    assert after <= before
+
+
+async def test_sync_call_inside_a_running_loop_names_the_async_twin() -> None:
+    from silicolab.core.errors import InputError
+    from silicolab.llm.base import run_sync
+
+    async def noop() -> None:
+        return None
+
+    with pytest.raises(InputError, match=r"await arun_thing\(\.\.\.\)"):
+        run_sync(noop(), twin="arun_thing")

@@ -19,7 +19,6 @@ upstream bug (spec §2.3) and was clipped and divided by 1000; it is shown as pu
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -29,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from silicolab.core.errors import InputError
+from silicolab.llm.base import run_sync
 from silicolab.runtime import AsyncExecutor, ProcessExecutor
 from silicolab.runtime.base import EventLog
 
@@ -414,16 +414,7 @@ def run_boxinggym_bench(
     to the scientist, ``env_options`` to the environments (e.g. ``llm=`` for emotion and
     moral machines; it runs the episodes in this process).
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "run_boxinggym_bench() was called inside a running event loop (e.g. a Jupyter "
-            "cell); use `await arun_boxinggym_bench(...)` there instead"
-        )
-    return asyncio.run(
+    return run_sync(
         arun_boxinggym_bench(
             envs,
             agent,
@@ -441,5 +432,6 @@ def run_boxinggym_bench(
             regret_nmc=regret_nmc,
             options=options,
             env_options=env_options,
-        )
+        ),
+        twin="arun_boxinggym_bench",
     )

@@ -12,7 +12,6 @@ spec §11, kept here as data in :data:`PUBLISHED`) beside them.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -21,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from silicolab.core.errors import InputError
+from silicolab.llm.base import run_sync
 from silicolab.runtime import AsyncExecutor, ProcessExecutor
 from silicolab.runtime.base import EventLog
 
@@ -361,16 +361,7 @@ def run_causalab_bench(
     resumable and receives every episode's full record; ``jobs`` bounds the parallel
     episodes; ``fidelity`` and ``seed`` select the lab instances.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "run_causalab_bench() was called inside a running event loop (e.g. a Jupyter "
-            "cell); use `await arun_causalab_bench(...)` there instead"
-        )
-    return asyncio.run(
+    return run_sync(
         arun_causalab_bench(
             suites,
             agent,
@@ -381,5 +372,6 @@ def run_causalab_bench(
             verify=verify,
             fidelity=fidelity,
             seed=seed,
-        )
+        ),
+        twin="arun_causalab_bench",
     )

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from silicolab.core.errors import InputError
+from silicolab.llm.base import run_sync
 from silicolab.runtime import AsyncExecutor, ProcessExecutor
 from silicolab.runtime.base import EventLog
 
@@ -363,17 +364,9 @@ def run_discovery_bench(
     parameters (e.g. ``{"exact": {"scp_orientation_quirk": True}}``); ``run`` makes the
     bench resumable; ``jobs`` bounds the parallel units.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "run_discovery_bench() was called inside a running event loop (e.g. a Jupyter "
-            "cell); use `await arun_discovery_bench(...)` there instead"
-        )
-    return asyncio.run(
+    return run_sync(
         arun_discovery_bench(
             methods, datasets, model=model, run=run, jobs=jobs, method_params=method_params
-        )
+        ),
+        twin="arun_discovery_bench",
     )

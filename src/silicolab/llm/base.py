@@ -23,20 +23,22 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def run_sync(coro: Any) -> Any:
-    """Run ``coro`` to completion from synchronous code.
+def run_sync(coro: Any, *, twin: str | None = None) -> Any:
+    """Run ``coro`` to completion from synchronous code, in a fresh event loop whose HTTP
+    connections are closed when it ends.
 
     Refuses (with the fix) when called inside a running event loop, where blocking would
-    deadlock: there the caller should ``await`` the async twin instead.
+    deadlock: there the caller should ``await`` the async twin (named by ``twin``).
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(_then_close_connections(coro))
     coro.close()
+    example = f"await {twin}(...)" if twin else "await model.agenerate(...)"
     raise InputError(
-        "a synchronous silicolab call was made inside a running event loop (e.g. Jupyter): "
-        "use the async twin instead, e.g. 'await model.agenerate(...)'"
+        "a synchronous silicolab call was made inside a running event loop (e.g. a Jupyter "
+        f"cell): use the async twin there instead, e.g. '{example}'"
     )
 
 

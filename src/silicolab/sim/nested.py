@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from silicolab.core.errors import InputError
 from silicolab.core.seeding import child_seed
+from silicolab.llm.base import run_sync
 from silicolab.sim.entity import Entity
 from silicolab.sim.game_master import Attempt, GameMaster, Resolution
 from silicolab.sim.grounded import encode_value
@@ -105,10 +106,10 @@ def _run(game: NestedGame, sub_gm: GameMaster, entities: Sequence[Entity], seed:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return run_sync(coro)
     # Inside the parent's loop: run the sub-game's own loop in a worker thread.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(run_sync, coro).result()
 
 
 def default_summary(sub_gm: GameMaster) -> str:

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from silicolab.core.errors import InputError
+from silicolab.envs import make
 from silicolab.llm import load_model
+from silicolab.llm.base import run_sync
 from silicolab.scientists.boxinggym import (
     BayesianScientist,
     RandomDesigner,
@@ -93,16 +95,45 @@ def test_random_designer_prior_answers_and_explanations() -> None:
         RandomDesigner(answer="median")  # type: ignore[arg-type]
 
 
-def test_predator_prey_without_eig_still_runs() -> None:
+def test_predator_prey_eig_only_in_fixed_mode() -> None:
+    """The published code has no predator-prey EIG (faithful: random designs, no regret);
+    fixed fidelity designs by EIG and reports the regret."""
     record = run_boxinggym_episode(
         "lotka_volterra",
         BayesianScientist(seed=1, **SMALL),
         seed=1,
         steps=2,
         checkpoints=(0, 2),
+        fidelity="faithful",
     )
     assert len(record.outcomes) == 2 and record.regret is None
     assert record.regret_error.startswith("NotImplementedError")
+    record = run_boxinggym_episode(
+        "lotka_volterra", BayesianScientist(seed=1, **SMALL), seed=1, steps=2, checkpoints=(0, 2)
+    )
+    assert record.regret is not None and len(record.regret) == 2
+
+
+def test_predator_prey_seed_that_diverges_upstream_runs_in_fixed_mode() -> None:
+    """Seed 12 draws beta < 0 under the published prior (the populations blow up and no
+    parameter reproduces odeint's output); fixed fidelity's positive-rate prior does not."""
+    assert make("boxinggym/lotka_volterra", seed=12, fidelity="faithful").theta["beta"][0] < 0
+    scientist = BayesianScientist(seed=1, **SMALL)
+    record = run_boxinggym_episode(
+        "lotka_volterra", scientist, seed=12, steps=4, checkpoints=(0, 4)
+    )
+    assert scientist.posterior_failures == 0 and record.regret is not None
+    assert all(d.raw.startswith("EIG estimate") for d in record.designs)
+
+
+def test_scientist_falls_back_to_a_random_design_without_a_posterior() -> None:
+    env = make("boxinggym/lotka_volterra", seed=1)
+    scientist = BayesianScientist(seed=1, **SMALL)
+    run_sync(scientist.astart(env))
+    env.data.append((1.0, (5, 5)))  # impossible: no trajectory reaches (5, 5) at t = 1
+    proposal = run_sync(scientist.apropose(None))
+    assert proposal.raw.startswith("random design: no parameters reproduce")
+    assert env.validate(proposal.text) >= 0 and scientist.posterior_failures == 1
 
 
 def test_posterior_summary_respects_the_word_limit() -> None:

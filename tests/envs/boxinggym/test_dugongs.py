@@ -7,8 +7,14 @@ import pytest
 from scipy import stats
 
 from silicolab.envs import make
-from silicolab.envs.boxinggym.base import InvalidDesign, Question
-from silicolab.envs.boxinggym.dugongs import adaptive_importance, folded_normal_mean, make_dugongs
+from silicolab.envs.boxinggym.base import BoxingEnv, InvalidDesign, Question
+from silicolab.envs.boxinggym.dugongs import (
+    adaptive_importance,
+    cross_folded_logpdf,
+    folded_normal_logpdf,
+    folded_normal_mean,
+    make_dugongs,
+)
 from silicolab.envs.boxinggym.eig import nmc_eig
 
 DATA = [(0.0, 0.31), (0.1, 0.12), (1.0, 1.45), (2.5, 1.9), (4.0, 2.1), (5.0, 1.95)]
@@ -155,3 +161,29 @@ def test_adaptive_importance_on_a_peaked_gaussian() -> None:
     np.testing.assert_allclose(w @ x, centre * post_var / s**2, atol=0.005)
     var = w @ (x - w @ x) ** 2
     np.testing.assert_allclose(var, post_var, rtol=0.1)
+
+
+@pytest.mark.parametrize("fidelity", ["fixed", "faithful"])
+def test_vectorised_cross_likelihood_matches_the_generic_per_pair_computation(
+    fidelity: str,
+) -> None:
+    env = make_dugongs(fidelity=fidelity, seed=5)
+    rng = np.random.default_rng(2)
+    theta = env.prior_sample(400, rng)
+    for x in (0.0, 0.05, 1.3, 5.0):  # small ages: the fold term matters for every column
+        y = env.simulate(theta, x, rng)[:60]
+        y[:2] = [0.0, 1e-9]
+        fast = env.cross_log_likelihood(y, theta, x)
+        generic = BoxingEnv.cross_log_likelihood(env, y, theta, x)
+        np.testing.assert_allclose(fast, generic, rtol=1e-12, atol=1e-12)
+
+
+def test_cross_folded_logpdf_edge_cases() -> None:
+    y = np.array([-0.5, 0.0, 1e-12, 0.3, 2.0, 40.0])
+    m = np.array([-3.0, -0.2, -1e-12, 0.0, 1e-6, 0.3, 2.5])
+    got = cross_folded_logpdf(y, m)
+    want = folded_normal_logpdf(y[:, None], m[None, :])
+    assert np.isneginf(got[0]).all() and np.isneginf(want[0]).all()
+    np.testing.assert_allclose(got[1:], want[1:], rtol=1e-12)
+    scipy = stats.foldnorm.logpdf(y[1:-1, None], np.abs(m) / 0.25, scale=0.25)  # (underflows
+    np.testing.assert_allclose(got[1:-1], scipy, rtol=1e-9)  # to -inf at y = 40, we do not)

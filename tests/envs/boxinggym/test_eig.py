@@ -159,3 +159,53 @@ def test_envs_without_eig_raise():
             nmc_eig(env, [1.0])
     finally:
         type(env).supports_eig = True
+
+
+def test_row_log_sum_exp_matches_scipy_including_empty_and_peaked_rows():
+    from scipy.special import logsumexp
+
+    from silicolab.envs.boxinggym import eig
+
+    rng = np.random.default_rng(0)
+    block = rng.standard_normal((5, 300)) * 50
+    block[1] = -np.inf  # every likelihood zero
+    block[2, :] = -1e8  # far beyond the exp floor ...
+    block[2, 7] = -3.0  # ... except one term
+    block[3, ::2] = -np.inf
+    block[4, 0] = np.nan
+    want = logsumexp(block, axis=1)
+    got = eig._row_log_sum_exp(block.copy())
+    assert np.isneginf(got[1]) and np.isnan(got[4])
+    np.testing.assert_allclose(got[[0, 2, 3]], want[[0, 2, 3]], rtol=1e-14)
+
+
+@pytest.mark.parametrize("env_id", ["boxinggym/peregrines", "boxinggym/irt"])
+def test_distinct_outcome_shortcut_gives_the_same_estimate(env_id, monkeypatch):
+    """Discrete outcomes repeat, so the inner log-sum-exp is computed once per distinct outcome
+    and gathered; switching that off must give the same number (to rounding)."""
+    from silicolab.envs import make
+    from silicolab.envs.boxinggym import eig
+
+    env = make(env_id, seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        env.run(env.format_design(env.sample_design(rng)))
+    designs = [env.sample_design(rng) for _ in range(3)]
+    outer = env.posterior_sample(600, np.random.default_rng(1))
+    y = np.asarray(env.simulate(outer, designs[0], np.random.default_rng(2)))
+    distinct = eig._distinct_outcomes(y)
+    assert distinct is not None and len(distinct[0]) < 0.9 * len(y)
+    fast = nmc_eig(env, designs, n_outer=600, n_inner=700, rng=np.random.default_rng(4))
+    monkeypatch.setattr(eig, "_distinct_outcomes", lambda y: None)
+    slow = nmc_eig(env, designs, n_outer=600, n_inner=700, rng=np.random.default_rng(4))
+    np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-14)
+
+
+def test_continuous_outcomes_skip_the_distinct_outcome_shortcut():
+    from silicolab.envs.boxinggym import eig
+
+    rng = np.random.default_rng(1)
+    assert eig._distinct_outcomes(rng.standard_normal(500)) is None
+    counts = rng.poisson(3.0, size=(400, 2))
+    unique, inverse = eig._distinct_outcomes(counts)
+    np.testing.assert_array_equal(unique[inverse], counts)

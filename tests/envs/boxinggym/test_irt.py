@@ -7,7 +7,7 @@ import pytest
 from scipy import special, stats
 
 from silicolab.envs import make
-from silicolab.envs.boxinggym.base import InvalidDesign, Question
+from silicolab.envs.boxinggym.base import BoxingEnv, InvalidDesign, Question
 from silicolab.envs.boxinggym.eig import nmc_eig
 from silicolab.envs.boxinggym.irt import RESTRICTED, cell_probability, correct_probability, make_irt
 
@@ -162,3 +162,22 @@ def test_determinism_under_seed() -> None:
     pa = a.posterior_sample(100, np.random.default_rng(0), data=[((0, 0), 1)])
     pb = b.posterior_sample(100, np.random.default_rng(0), data=[((0, 0), 1)])
     np.testing.assert_array_equal(pa["alpha"], pb["alpha"])
+
+
+@pytest.mark.parametrize("mode", ["1pl", "2pl", "3pl"])
+def test_cross_likelihood_matches_the_generic_per_pair_computation(mode: str) -> None:
+    env = make_irt(mode=mode, seed=2)
+    theta = env.prior_sample(300, np.random.default_rng(3))
+    theta["known"][::4, 2, 5] = True  # some samples have the entry fixed
+    y = env.simulate(theta, (2, 5), np.random.default_rng(4))[:40]
+    fast = env.cross_log_likelihood(y, theta, (2, 5))
+    generic = BoxingEnv.cross_log_likelihood(env, y, theta, (2, 5))
+    np.testing.assert_array_equal(np.isneginf(fast), np.isneginf(generic))
+    finite = np.isfinite(generic)
+    np.testing.assert_allclose(fast[finite], generic[finite], rtol=1e-12, atol=1e-14)
+    # a non-binary outcome takes the broadcast Bernoulli path (still the generic answer)
+    odd = np.array([0.5, 1.0])
+    np.testing.assert_allclose(
+        env.cross_log_likelihood(odd, theta, (2, 5)),
+        BoxingEnv.cross_log_likelihood(env, odd, theta, (2, 5)),
+    )

@@ -9,7 +9,13 @@ import pytest
 from scipy.signal import fftconvolve
 
 from silicolab.envs import make
-from silicolab.envs.boxinggym.base import InvalidDesign, Question, importance_posterior
+from silicolab.envs.boxinggym.base import (
+    BoxingEnv,
+    InvalidDesign,
+    Question,
+    importance_posterior,
+    smc_posterior,
+)
 from silicolab.envs.boxinggym.eig import ei_regret, nmc_eig
 from silicolab.envs.boxinggym.location_finding import (
     ERR_LENGTH,
@@ -202,3 +208,122 @@ def test_fixed_regret_is_finite_and_nonnegative_on_average():
         outcomes.append(env.data[-1][1])
     result = ei_regret(lambda: _env(seed=2), designs, outcomes, n_random=30)
     assert all(np.isfinite(result["eigs_regret"])) and result["regret_mean"] > -0.1
+
+
+# --- vectorised likelihoods and the block-move SMC -------------------------------------------
+
+
+def _naive_intensity(sources: np.ndarray, x: np.ndarray, env: LocationFinding) -> np.ndarray:
+    squared = np.sum((sources - np.asarray(x, dtype=float)) ** 2, axis=-1)
+    return env.b + np.sum(env.alpha / (env.m + squared), axis=-1)
+
+
+def test_vectorised_likelihoods_match_the_generic_per_pair_computation():
+    env = _env(seed=6)
+    rng = np.random.default_rng(3)
+    theta = {"sources": 1.5 * rng.standard_normal((300, 3, 2))}
+    theta["sources"][0, 1] = [0.4, -0.3]  # a source right at the design: a huge intensity
+    x = np.array([0.4, -0.3])
+    assert np.allclose(env.noise_free(theta, x), _naive_intensity(theta["sources"], x, env))
+    y = env.simulate(theta, x, rng)[:40]
+    fast = env.cross_log_likelihood(y, theta, x)
+    generic = BoxingEnv.cross_log_likelihood(env, y, theta, x)
+    np.testing.assert_allclose(fast, generic, rtol=1e-12, atol=1e-9)
+    for design, outcome in (("[0.5, 1]", 3.2), ("[0.4, -0.3]", 250.0), ("[-2, 0]", 0.4)):
+        env.data.append((env.validate(design), outcome))
+    np.testing.assert_allclose(
+        env.data_log_likelihood(theta), BoxingEnv.data_log_likelihood(env, theta), rtol=1e-12
+    )
+
+
+def test_smc_posterior_moments_match_importance_sampling_after_two_observations():
+    """The production SMC (block moves, uniform steps) against self-normalised importance
+    sampling with 400 000 prior draws (ESS ~ 46 000): means within ~4 iid standard errors
+    (SMC particles are correlated) and standard deviations within 5%."""
+    env = _env(seed=4)
+    for design in ("[0.3, -0.6]", "[-1, 1]"):
+        env.run(design)
+    info: dict[str, float] = {}
+    reference = importance_posterior(
+        env, 40_000, np.random.default_rng(1), env.data, proposal_n=400_000, diagnostics=info
+    )
+    assert info["ess"] > 30_000
+    smc = env.posterior_sample(4000, np.random.default_rng(0))
+
+    def summaries(theta):
+        sources = theta["sources"]
+        out = [np.log(env.noise_free(theta, p)) for p in ([1, 1], [0, -1], [-1, 0.5])]
+        out.append(np.sum(sources**2, axis=(1, 2)))
+        out.append(np.sqrt(np.sum((sources - np.array([0.3, -0.6])) ** 2, axis=-1)).min(1))
+        return out
+
+    for got, want in zip(summaries(smc), summaries(reference), strict=True):
+        assert abs(got.mean() - want.mean()) < 4 * want.std() / math.sqrt(4000)
+        assert got.std() == pytest.approx(want.std(), rel=0.05)
+
+
+class _GaussianModel:
+    """A duck-typed env for :func:`smc_posterior`: theta ~ N(0, I_4), one observation
+    y = A theta + noise with a known conjugate posterior."""
+
+    A = np.array([[1.0, 0.5, 0.0, 0.0], [0.0, 0.0, 2.0, -1.0]])
+    noise = np.array([0.05, 0.3])
+    y = np.array([0.8, -1.1])
+
+    def prior_sample(self, n, rng):
+        return {"a": rng.standard_normal((n, 2)), "b": rng.standard_normal((n, 2))}
+
+    def log_prior(self, theta):
+        return -0.5 * (np.sum(theta["a"] ** 2, axis=1) + np.sum(theta["b"] ** 2, axis=1))
+
+    def data_log_likelihood(self, theta, data):
+        flat = np.concatenate([theta["a"], theta["b"]], axis=1)
+        return -0.5 * np.sum(((flat @ self.A.T - self.y) / self.noise) ** 2, axis=1)
+
+    def exact(self):
+        precision = np.eye(4) + self.A.T @ np.diag(self.noise**-2) @ self.A
+        cov = np.linalg.inv(precision)
+        return cov @ self.A.T @ np.diag(self.noise**-2) @ self.y, cov
+
+
+@pytest.mark.parametrize("increments", ["gaussian", "uniform"])
+def test_block_move_smc_matches_a_conjugate_posterior(increments):
+    model = _GaussianModel()
+    info: dict[str, float] = {}
+    theta = smc_posterior(
+        model, 4000, np.random.default_rng(2), [("x", 0)], blocks=[[0, 1], [2, 3]],
+        increments=increments, ess_fraction=0.8, moves_per_stage=8, final_moves=10,
+        diagnostics=info,
+    )  # fmt: skip
+    flat = np.concatenate([theta["a"], theta["b"]], axis=1)
+    mean, cov = model.exact()
+    sd = np.sqrt(np.diag(cov))
+    assert np.all(np.abs(flat.mean(axis=0) - mean) < 0.1 * sd)
+    assert np.allclose(flat.std(axis=0) / sd, 1.0, atol=0.08)
+    corr = np.corrcoef(flat, rowvar=False)
+    assert np.allclose(corr, cov / np.outer(sd, sd), atol=0.08)
+    assert info["unique_fraction"] > 0.5
+
+
+def _hard_env() -> tuple[LocationFinding, np.ndarray]:
+    """Ten observations, four right next to the sources (readings up to ~160): a multimodal
+    posterior with sources pinned to thin rings."""
+    env = _env(seed=3)
+    rng = np.random.default_rng(5)
+    sources = env.theta["sources"][0]
+    for _ in range(6):
+        env.run(env.format_design(env.sample_design(rng)))
+    for k in range(3):
+        env.run(env.format_design(sources[k] + 0.3 * rng.standard_normal(2)))
+    env.run(env.format_design(sources[0] + 0.1 * rng.standard_normal(2)))
+    return env, sources
+
+
+def test_eig_after_ten_informative_observations_matches_a_long_run_reference():
+    """Reference: the fixed NMC (N = 6000, M = 14 000) on four independent 20 000-particle
+    SMC runs (95% ESS per stage, 40 moves per stage, 200 final moves), averaged. The previous
+    all-Gaussian shared-covariance sampler lost modes here and gave 0.72 / 0.19 / 0.47 of it."""
+    env, sources = _hard_env()
+    designs = [np.array([1.5, -0.5]), np.array([-1.0, 1.0]), sources[1] + 0.2]
+    reference = np.array([2.79, 1.69, 2.04])
+    assert np.all(np.abs(nmc_eig(env, designs) / reference - 1) < 0.2)

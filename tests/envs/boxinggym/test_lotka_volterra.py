@@ -1,4 +1,7 @@
-"""Predator–prey: ODE accuracy, deterministic outcomes, validation, posterior, no EIG."""
+"""Predator–prey: ODE accuracy, deterministic outcomes, validation, posterior basics.
+
+The exact posterior, the integrator against odeint and the EIG: test_lotka_volterra_eig.py.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from silicolab.envs.boxinggym.lotka_volterra import (
 )
 
 
-def test_rk4_matches_odeint_and_conserved_quantity() -> None:
+def test_integrator_matches_odeint_and_conserved_quantity() -> None:
     env = make_lotka_volterra(seed=2)
     params = {k: float(v[0]) for k, v in env.theta.items()}
     out = integrate(env.theta, [3.0, 20.0, 50.0])[0]
@@ -65,15 +68,19 @@ def test_questions_parsing_metric_and_novice_format() -> None:
     assert "floating" in faithful.goal.system_message(False)
 
 
-def test_posterior_reproduces_data_and_eig_unavailable() -> None:
+def test_posterior_reproduces_data_and_eig_only_in_fixed_mode() -> None:
     env = make_lotka_volterra(seed=3)
     env.run("4")
     env.run("9")
     draws = env.posterior_sample(500, np.random.default_rng(0))
     assert np.all(env.data_log_likelihood(draws) == 0.0)
     prior = env.prior_sample(500, np.random.default_rng(1))
-    assert draws["alpha"].std() < prior["alpha"].std()
+    assert draws["beta"].std() < 0.5 * prior["beta"].std()
+    assert env.supports_eig and np.isfinite(nmc_eig(env, [5.0], n_outer=200, n_inner=200)[0])
+    faithful = make_lotka_volterra(seed=3, fidelity="faithful")
+    faithful.run("4")
+    assert not faithful.supports_eig
     with pytest.raises(NotImplementedError):
-        nmc_eig(env, [5.0])
+        nmc_eig(faithful, [5.0])
     assert env.exact_eig(5.0) is None
     assert make_lotka_volterra(seed=4).to_record() == make_lotka_volterra(seed=4).to_record()

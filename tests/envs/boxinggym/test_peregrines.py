@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from silicolab.envs.boxinggym.base import InvalidDesign
+from silicolab.envs.boxinggym.base import BoxingEnv, InvalidDesign
 from silicolab.envs.boxinggym.eig import nmc_eig
 from silicolab.envs.boxinggym.peregrines import PRIOR_MEAN, PRIOR_SD, make_peregrines
 
@@ -106,3 +106,14 @@ def test_determinism_under_seed() -> None:
     e1, e2 = make_peregrines(seed=7), make_peregrines(seed=7)
     assert [e1.run("1.2") for _ in range(3)] == [e2.run("1.2") for _ in range(3)]
     assert e1.to_record() == e2.to_record()
+
+
+def test_cross_likelihood_matches_the_generic_per_pair_computation() -> None:
+    env = make_peregrines(seed=4)
+    theta = env.prior_sample(300, np.random.default_rng(0))
+    for t in (0.0, 1.7, 5.0):
+        y = env.simulate(theta, t, np.random.default_rng(1))[:50]
+        y[0] = 0
+        fast = env.cross_log_likelihood(y, theta, t)
+        generic = BoxingEnv.cross_log_likelihood(env, y, theta, t)
+        np.testing.assert_allclose(fast, generic, rtol=1e-12, atol=1e-9)

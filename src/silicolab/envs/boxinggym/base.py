@@ -57,6 +57,11 @@ __all__ = [
 ]
 
 
+class PosteriorUnavailable(RuntimeError):
+    """The environment cannot sample a posterior for these data (e.g. deterministic
+    observations that no parameter value reproduces); the message says why."""
+
+
 class InvalidDesign(Exception):
     """A design the environment refuses; ``message`` is exactly the text the agent sees.
 

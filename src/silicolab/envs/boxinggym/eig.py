@@ -13,7 +13,10 @@ Two estimators (``estimator=``, default the env's fidelity):
     cannot blow it up. Defaults N = 2000, M = 2000 (``FIXED_NMC``; see ``docs/boxinggym.md`` for
     the measured accuracy). All designs in one call share the outer/inner split and the
     simulation noise (common random numbers), so EIG *differences* between designs -- the
-    regret -- are far less noisy than the EIGs themselves.
+    regret -- are far less noisy than the EIGs themselves. The N x M log-likelihood matrix is
+    processed in cache-sized row blocks; discrete outcomes that repeat (choices, counts,
+    ratings) get their inner log-sum-exp once per distinct value (the same numbers, a fraction
+    of the work).
 ``"faithful"`` -- the published estimator: N = 1000, M = 10, a pool of N + N*M posterior samples
     reshuffled for every design, outer = the first N, inner block n = indices N + n*M ... (or
     n*M ... for envs whose ``nmc_inner_layout`` is ``"from_start"``), the inner set excludes the
@@ -44,19 +47,51 @@ FIXED_NMC: tuple[int, int] = (2000, 2000)
 #: (N outer, M inner) of the published estimator unless an env overrides ``faithful_nmc``.
 FAITHFUL_NMC: tuple[int, int] = (1000, 10)
 ESTIMATORS = ("fixed", "faithful")
-_BLOCK_ELEMENTS = 1 << 17
+#: Elements per row block of the N x M matrix (512 KB of float64). Larger blocks are not
+#: faster: fresh multi-megabyte temporaries are returned to the OS and page-faulted back in on
+#: every block, which on this VM cost more than the arithmetic.
+_BLOCK_ELEMENTS = 1 << 16
+_EXP_FLOOR = -700.0  # exp(-700) ~ 1e-304 is still a normal double
 
 
-def _log_mean_exp_with(block: np.ndarray, extra: np.ndarray) -> np.ndarray:
-    """Row-wise ``log((exp(extra) + sum_m exp(block[:, m])) / (M + 1))``, overwriting
-    ``block`` (a fresh array from ``cross_log_likelihood``) to save allocations."""
-    top = np.maximum(block.max(axis=1), extra)
-    top = np.where(np.isfinite(top), top, 0.0)
-    block -= top[:, None]
+def _row_log_sum_exp(block: np.ndarray) -> np.ndarray:
+    """Row-wise ``log(sum_m exp(block[:, m]))``, overwriting ``block`` (a fresh array from
+    ``cross_log_likelihood``) to save allocations; ``-inf`` for an all ``-inf`` row.
+
+    Shifted terms are floored at ``_EXP_FLOOR`` before ``exp``: the row maximum contributes
+    exactly 1 to the sum, so the floor adds at most ``M * exp(-700) ~ 1e-301`` relative -- far
+    below double precision -- while keeping ``exp`` off its subnormal/underflow path, which is
+    ~8x slower and is hit by most terms of a peaked likelihood (location finding).
+    """
+    top = block.max(axis=1)
+    empty = np.isneginf(top)  # (a NaN row stays NaN)
+    top[empty] = 0.0
+    np.subtract(block, top[:, None], out=block)
+    np.maximum(block, _EXP_FLOOR, out=block)
     np.exp(block, out=block)
-    total = block.sum(axis=1) + np.exp(extra - top)
-    with np.errstate(divide="ignore"):
-        return top + np.log(total) - np.log(block.shape[1] + 1)
+    out = top + np.log(block.sum(axis=1))
+    out[empty] = -np.inf
+    return out
+
+
+def _distinct_outcomes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(unique_rows, inverse)`` of the simulated outcomes when they repeat enough to be worth
+    it (discrete outcomes: counts, choices, Likert ratings), else ``None`` (continuous ones).
+
+    ``cross_log_likelihood`` row n depends on ``y[n]`` only, so the inner log-sum-exp can be
+    computed once per distinct outcome and gathered -- the same numbers at a fraction of the
+    N x M work (IRT and the choice tasks have 2 distinct outcomes, peregrines ~100 of 2000).
+    """
+    if y.dtype.kind not in "biuf" or len(y) < 2:
+        return None
+    if y.ndim == 1:
+        unique, inverse = np.unique(y, return_inverse=True)
+    else:
+        unique, inverse = np.unique(y.reshape(len(y), -1), axis=0, return_inverse=True)
+        unique = unique.reshape((len(unique), *y.shape[1:]))
+    if len(unique) > 0.9 * len(y):
+        return None
+    return unique, inverse.reshape(-1)
 
 
 def _freeze(value: Any) -> Any:
@@ -153,14 +188,23 @@ def nmc_single(
     n = len(y)
     if estimator == "fixed":
         l_outer = np.asarray(env.log_likelihood(y, outer, design), dtype=float)
+        distinct = _distinct_outcomes(y)
+        rows_y, inverse = (y, None) if distinct is None else distinct
         m = theta_size(inner)
-        log_marginal = np.empty(n)
-        rows = max(32, _BLOCK_ELEMENTS // max(m, 1))  # cache-sized blocks of the N x M matrix
-        for start in range(0, n, rows):
-            stop = min(start + rows, n)
-            block = np.asarray(env.cross_log_likelihood(y[start:stop], inner, design), float)
-            log_marginal[start:stop] = _log_mean_exp_with(block, l_outer[start:stop])
-        return float(np.mean(l_outer - log_marginal))
+        log_sum = np.empty(len(rows_y))
+        rows = max(4, _BLOCK_ELEMENTS // max(m, 1))  # cache-sized blocks of the N x M matrix
+        for start in range(0, len(rows_y), rows):
+            stop = min(start + rows, len(rows_y))
+            block = env.cross_log_likelihood(rows_y[start:stop], inner, design)
+            block = np.asarray(block, dtype=float)
+            if not block.flags.writeable or not block.flags.c_contiguous:
+                block = np.array(block, dtype=float)
+            log_sum[start:stop] = _row_log_sum_exp(block)
+        if inverse is not None:
+            log_sum = log_sum[inverse]
+        with np.errstate(invalid="ignore"):
+            log_marginal = np.logaddexp(l_outer, log_sum) - np.log(m + 1)
+            return float(np.mean(l_outer - log_marginal))
     m = theta_size(inner) // n
     l_outer = np.asarray(env.faithful_log_likelihood(y, outer, design, inner=False), dtype=float)
     y_rep = np.repeat(y, m, axis=0)
@@ -231,9 +275,10 @@ def nmc_eig(
 
 
 #: Fixed-mode (N outer, M inner) of a regret pass: 101 designs x 10 steps at the single-EIG
-#: default (2000 x 2000) takes 15-100 s per environment; at 500 x 500 a pass takes 1-7 s and
-#: its mean regret stays within about 10% of the 2000 x 2000 figure (measured on death
-#: process, dugongs, peregrines and location finding; noisier where regret is near zero).
+#: default (2000 x 2000) does 16x the likelihood work; at 500 x 500 a pass takes 0.1-1 s
+#: (emotion: about a minute; ``benchmarks/bench_boxinggym_eig.py``) and its mean regret
+#: stays within about 10% of the 2000 x 2000 figure (measured on death process, dugongs,
+#: peregrines and location finding; noisier where regret is near zero).
 REGRET_NMC = (500, 500)
 
 

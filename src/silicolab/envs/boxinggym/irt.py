@@ -213,13 +213,26 @@ class IRT(BoxingEnv):
         return np.where(theta["known"][:, s, q], fixed_value, ll)
 
     def cross_log_likelihood(self, y: np.ndarray, theta: Theta, design: Any) -> np.ndarray:
-        """``out[n, m] = log p(y[n] | θ[m])`` by broadcasting (known entries as above)."""
+        """``out[n, m] = log p(y[n] | θ[m])`` (known entries as above).
+
+        The outcome is binary, so the per-θ rows ``log p(1 | θ)`` and ``log p(0 | θ)`` are
+        computed once and each output row is one of them; any other ``y`` falls back to the
+        broadcast Bernoulli formula.
+        """
         s, q = (int(v) for v in design)
-        p = cell_probability(theta, self.mode, s, q)[None, :]
-        y = np.asarray(y, dtype=float).reshape(-1, 1)
-        ll = special.xlogy(y, p) + special.xlog1py(1.0 - y, -p)
-        fixed_value = np.where(theta["r"][None, :, s, q] == y, 0.0, -np.inf)
-        return np.where(theta["known"][None, :, s, q], fixed_value, ll)
+        p = cell_probability(theta, self.mode, s, q)
+        y = np.asarray(y, dtype=float).reshape(-1)
+        known, fixed = theta["known"][:, s, q], theta["r"][:, s, q]
+        if np.all((y == 0.0) | (y == 1.0)):
+            rows = np.empty((2, len(p)))
+            with np.errstate(divide="ignore"):
+                rows[1] = np.where(known, np.where(fixed == 1, 0.0, -np.inf), np.log(p))
+                rows[0] = np.where(known, np.where(fixed == 0, 0.0, -np.inf), np.log1p(-p))
+            return rows[y.astype(np.intp)]
+        y = y[:, None]
+        ll = special.xlogy(y, p[None, :]) + special.xlog1py(1.0 - y, -p[None, :])
+        fixed_value = np.where(fixed[None, :] == y, 0.0, -np.inf)
+        return np.where(known[None, :], fixed_value, ll)
 
     def _conditioning_data(self, data: Sequence[tuple[Any, Any]]) -> list[tuple[int, int, int]]:
         """``(s, q, r)`` triples the posterior conditions on: each entry once (fixed) or every

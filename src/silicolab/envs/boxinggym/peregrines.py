@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from silicolab.envs.boxinggym.base import (
     BoxingEnv,
@@ -252,8 +252,15 @@ class Peregrines(BoxingEnv):
         return stats.poisson.logpmf(np.asarray(y).reshape(-1), np.exp(log_rate(theta, design)))
 
     def cross_log_likelihood(self, y: np.ndarray, theta: Theta, design: Any) -> np.ndarray:
-        lam = np.exp(log_rate(theta, float(design)))
-        return stats.poisson.logpmf(np.asarray(y).reshape(-1, 1), lam[None, :])
+        """``out[n, m] = y[n] log λ_m − λ_m − log(y[n]!)`` for counts ``y`` (``log λ`` is the
+        linear predictor, so no log is taken per pair); three passes over the matrix instead
+        of scipy's per-element ``logpmf`` (~20x slower)."""
+        eta = log_rate(theta, float(design))
+        y = np.asarray(y, dtype=float).reshape(-1)
+        out = np.multiply.outer(y, eta)
+        out -= np.exp(eta)
+        out -= special.gammaln(y + 1.0)[:, None]
+        return out
 
     def faithful_log_likelihood(
         self, y: np.ndarray, theta: Theta, design: Any, *, inner: bool

@@ -293,6 +293,8 @@ async def arun_boxinggym_episode(
     record.transcript = list(getattr(scientist, "messages", []) or [])
     record.truth = jsonable(env.to_record())
     if regret:
+        from silicolab.envs.boxinggym.base import PosteriorUnavailable
+
         began = time.perf_counter()
         try:
             result = compute_regret(
@@ -307,8 +309,9 @@ async def arun_boxinggym_episode(
                 nmc=regret_nmc,
                 options=env_options,
             )
-        except NotImplementedError as err:  # no EIG for this environment (predator-prey)
-            record.regret_error = f"NotImplementedError: {err}"
+        except (NotImplementedError, PosteriorUnavailable) as err:
+            # no EIG here (faithful predator-prey), or no posterior for these data
+            record.regret_error = f"{type(err).__name__}: {err}"
         else:
             record.regret = [float(r) for r in result["eigs_regret"]]
             record.regret_mean = float(result["regret_mean"])

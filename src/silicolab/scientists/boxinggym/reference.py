@@ -132,14 +132,15 @@ class BayesianScientist(PosteriorAnswerer):
 
     async def apropose(self, feedback: str | None, *, retry: bool = False) -> Proposal:
         """The candidate design with the largest estimated EIG given the data so far."""
+        from silicolab.envs.boxinggym.base import PosteriorUnavailable
         from silicolab.envs.boxinggym.eig import nmc_eig
 
         designs = [self.env.sample_design(self._rng) for _ in range(self.n_candidates)]
         if not getattr(self.env, "supports_eig", True):  # predator-prey: no EIG, random design
             self.last_eig = None
             return Proposal(self.env.format_design(designs[0]), raw="no EIG: random design")
-        eig = np.asarray(
-            nmc_eig(
+        try:
+            eig = nmc_eig(
                 self.env,
                 designs,
                 data=list(self.env.data),
@@ -147,9 +148,12 @@ class BayesianScientist(PosteriorAnswerer):
                 n_inner=self.n_inner,
                 estimator=self.estimator,  # type: ignore[arg-type]
                 rng=self._rng,
-            ),
-            dtype=float,
-        )
+            )
+        except PosteriorUnavailable as err:  # e.g. faithful predator-prey after a blow-up
+            self.posterior_failures += 1
+            self.last_eig = None
+            return Proposal(self.env.format_design(designs[0]), raw=f"random design: {err}")
+        eig = np.asarray(eig, dtype=float)
         scores = np.where(np.isfinite(eig), eig, -np.inf)
         best = int(np.argmax(scores))
         self.last_eig = float(eig[best])

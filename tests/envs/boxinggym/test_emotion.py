@@ -1,20 +1,28 @@
-"""Emotions from outcomes: latent ratings, ordinal likelihood, validation, text, EIG."""
+"""Emotions from outcomes: latent ratings, ordinal likelihood, validation, text, EIG, and the
+fast likelihood paths against the generic computations."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.special import ndtr
 
-from silicolab.envs.boxinggym.base import InvalidDesign
+from silicolab.envs.boxinggym.base import BoxingEnv, InvalidDesign
 from silicolab.envs.boxinggym.eig import nmc_eig
 from silicolab.envs.boxinggym.emotion import (
     EMOTIONS,
+    PRIOR,
+    Emotion,
     WheelDesign,
+    emotion_log_likelihood,
     latent_mean,
     make_emotion,
     ordinal_log_prob,
+    rating_log_prob,
+    rating_log_table,
 )
+from silicolab.envs.boxinggym.posterior import normalized_weights, systematic_resample
 from silicolab.llm import Request, load_model
 
 SPIN = "prizes: [10, 20, 30],\nprobs: [0.2, 0.3, 0.5],\nwin: 2"
@@ -154,3 +162,179 @@ def test_random_designs_pass_validation_as_text(fidelity: str) -> None:
         parsed = env.validate(env.format_design(design))
         assert parsed.probs == design.probs
         assert sum(design.probs) == 1
+
+
+# --- fast likelihood paths against the generic computations ---------------------------------
+
+
+def _env_with_data(fidelity: str, n_data: int, seed: int = 4) -> Emotion:
+    env = make_emotion(seed=seed, fidelity=fidelity)
+    rng = np.random.default_rng(seed)
+    for _ in range(n_data):
+        env.run(env.format_design(env.sample_design(rng)))
+    return env
+
+
+def _wide_theta(env: Emotion, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Prior samples, with sigma spread over 1e-3..30 and some means exactly on cut points."""
+    theta = env.prior_sample(n, rng)
+    theta["sigma"] = theta["sigma"] * np.exp(rng.uniform(-5, 3, (n, 8)))
+    theta["alpha"][: n // 10] = rng.integers(-2, 12, (n // 10, 8)).astype(float)
+    theta["b_win"][: n // 10] = theta["b_pe"][: n // 10] = theta["b_abs"][: n // 10] = 0.0
+    return theta
+
+
+def test_prior_sample_draws_unchanged() -> None:
+    """prior_sample keeps its random stream (the true theta of every seed depends on it)."""
+    env = make_emotion(seed=0)
+    got = env.prior_sample(50, np.random.default_rng(9))
+    rng = np.random.default_rng(9)
+    for key, (mu, sd) in PRIOR.items():
+        assert np.array_equal(got[key], mu + sd * rng.standard_normal((50, 8)))
+    assert np.array_equal(got["sigma"], np.abs(rng.standard_normal((50, 8))))
+
+
+def test_ordinal_log_prob_is_the_four_cdf_formula() -> None:
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 11, 20_000).astype(float)
+    mean = np.where(rng.random(20_000) < 0.1, rng.integers(0, 11, 20_000), rng.normal(5, 4, 20_000))
+    sigma = np.exp(rng.uniform(-6, 3, 20_000))
+    lo, hi = np.where(y <= 1, -np.inf, y), np.where(y >= 9, np.inf, y + 1)
+    a, b = (lo - mean) / sigma, (hi - mean) / sigma
+    p = np.where(a > 0, ndtr(-a) - ndtr(-b), ndtr(b) - ndtr(a))
+    with np.errstate(divide="ignore"):
+        want = np.log(np.maximum(p, 0.0))
+    assert np.array_equal(ordinal_log_prob(y, mean, sigma), want)
+
+
+@pytest.mark.parametrize("fidelity", ["fixed", "faithful"])
+def test_rating_log_table_matches_elementwise(fidelity: str) -> None:
+    env = make_emotion(seed=0, fidelity=fidelity)
+    rng = np.random.default_rng(1)
+    theta = _wide_theta(env, 3000, rng)
+    design = env.sample_design(rng)
+    mean, sigma = latent_mean(theta, design), theta["sigma"]
+    table = rating_log_table(mean, sigma, fidelity)
+    assert table.shape == (8, 9, 3000)
+    levels = np.arange(1, 10)[None, :, None]
+    want = rating_log_prob(levels, mean.T[:, None, :], sigma.T[:, None, :], fidelity)
+    np.testing.assert_allclose(table, want, rtol=1e-13, atol=1e-13)
+    if fidelity == "fixed":
+        assert np.array_equal(table, want)  # the same CDF values, bit for bit
+        assert np.allclose(np.exp(table).sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("fidelity", ["fixed", "faithful"])
+def test_cross_log_likelihood_matches_generic(fidelity: str) -> None:
+    env = make_emotion(seed=0, fidelity=fidelity)
+    rng = np.random.default_rng(2)
+    theta = _wide_theta(env, 700, rng)
+    design = env.sample_design(rng)
+    y = np.concatenate([env.simulate(theta, design, rng)[:150], rng.integers(1, 10, (50, 8))])
+    generic = BoxingEnv.cross_log_likelihood(env, y, theta, design)
+    assert np.isneginf(generic).any() == (fidelity == "fixed")
+    for outcome in (y, y.astype(float), y.tolist()):
+        got = env.cross_log_likelihood(outcome, theta, design)
+        np.testing.assert_allclose(got, generic, rtol=1e-10, atol=1e-10)
+    odd = y[:20] + 0.5  # not a rating: the broadcast fallback
+    got = env.cross_log_likelihood(odd, theta, design)
+    want = BoxingEnv.cross_log_likelihood(env, odd, theta, design)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("fidelity", ["fixed", "faithful"])
+def test_fixed_nmc_matches_generic_cross_likelihood(fidelity: str) -> None:
+    """The whole fixed estimator (cached level table over the row blocks) equals the one run
+    with the base class's per-pair cross log-likelihood."""
+
+    class Generic(Emotion):
+        cross_log_likelihood = BoxingEnv.cross_log_likelihood
+
+    env = _env_with_data(fidelity, 2)
+    generic = Generic(goal="direct", fidelity=fidelity, seed=env.seed)
+    generic.data = list(env.data)
+    designs = [env.sample_design(np.random.default_rng(i)) for i in range(3)]
+    kwargs = {"estimator": "fixed", "n_outer": 300, "n_inner": 400}
+    fast = nmc_eig(env, designs, rng=np.random.default_rng(3), **kwargs)
+    slow = nmc_eig(generic, designs, rng=np.random.default_rng(3), **kwargs)
+    np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-10)
+    assert env._table_scope is None
+
+
+@pytest.mark.parametrize("fidelity", ["fixed", "faithful"])
+def test_data_log_likelihood_matches_loop(fidelity: str) -> None:
+    env = _env_with_data(fidelity, 0)
+    rng = np.random.default_rng(5)
+    designs = [env.sample_design(rng) for _ in range(6)]
+    ratings = [(1, 9, 5, 1, 1, 2, 9, 3), *(tuple(rng.integers(1, 10, 8)) for _ in range(5))]
+    data = list(zip(designs, ratings, strict=True))
+    theta = _wide_theta(env, 9_000, rng)  # more than two chunks
+    want = np.zeros((9_000, 8))
+    for design, y in data:
+        mean = latent_mean(theta, design)
+        want += rating_log_prob(np.asarray(y, dtype=float)[None], mean, theta["sigma"], fidelity)
+    got = emotion_log_likelihood(theta, data, fidelity)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(got, want)  # bit-identical, -inf included
+    total = env.data_log_likelihood(theta, data)
+    np.testing.assert_allclose(total, BoxingEnv.data_log_likelihood(env, theta, data), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fidelity", ["fixed", "faithful"])
+def test_posterior_sample_is_the_per_emotion_importance_sampler(fidelity: str) -> None:
+    """Same draws, weights and resampling as the plain per-emotion algorithm, bit for bit."""
+    env = _env_with_data(fidelity, 3)
+    got = env.posterior_sample(300, np.random.default_rng(6))
+    rng = np.random.default_rng(6)
+    proposals = env.prior_sample(20_000, rng)
+    log_w = np.zeros((20_000, 8))
+    for design, y in env.data:
+        mean = latent_mean(proposals, design)
+        y_row = np.asarray(y, dtype=float)[None]
+        log_w += rating_log_prob(y_row, mean, proposals["sigma"], fidelity)
+    for e in range(8):
+        index = systematic_resample(normalized_weights(log_w[:, e])[0], 300, rng)
+        for key, value in proposals.items():
+            assert np.array_equal(got[key][:, e], value[index, e])
+
+
+def test_posterior_moments_match_long_run_reference() -> None:
+    """Posterior means and standard deviations of all 40 parameters against per-emotion
+    importance sampling with 600 000 prior draws, within 4.5 Monte-Carlo standard errors."""
+    env = _env_with_data("fixed", 3, seed=3)
+    n = 4000
+    draws = env.posterior_sample(n, np.random.default_rng(7))
+    rng = np.random.default_rng(8)
+    top, w_sum, w_sq = np.full(8, -np.inf), np.zeros(8), np.zeros(8)
+    chunks, size = 6, 100_000
+    moments = {k: np.zeros((4, 8)) for k in (*PRIOR, "sigma")}  # Σ w x^p, p = 1..4, per emotion
+    for _ in range(chunks):
+        theta = env.prior_sample(size, rng)
+        lw = np.zeros((size, 8))
+        for design, y in env.data:
+            mean = latent_mean(theta, design)
+            lw += ordinal_log_prob(np.asarray(y, dtype=float)[None], mean, theta["sigma"])
+        new_top = np.maximum(top, lw.max(axis=0))
+        scale = np.exp(top - new_top)
+        w_sum, w_sq = w_sum * scale, w_sq * scale**2
+        for k in moments:
+            moments[k] *= scale
+        w = np.exp(lw - new_top)
+        w_sum += w.sum(axis=0)
+        w_sq += (w**2).sum(axis=0)
+        for k in moments:
+            for p in range(4):
+                moments[k][p] += (w * theta[k] ** (p + 1)).sum(axis=0)
+        top = new_top
+    ess_ref = w_sum**2 / w_sq
+    ess_sampler = ess_ref * max(20 * n, 20_000) / (chunks * size)  # ESS scales with the draws
+    n_eff = 1.0 / (1.0 / n + 1.0 / ess_sampler)
+    for k in moments:
+        m1, m2, m3, m4 = (moments[k][p] / w_sum for p in range(4))
+        var = m2 - m1**2
+        sd = np.sqrt(var)
+        se_mean = sd * np.sqrt(1.0 / n_eff + 1.0 / ess_ref)
+        assert np.all(np.abs(draws[k].mean(axis=0) - m1) < 4.5 * se_mean), k
+        central4 = m4 - 4 * m3 * m1 + 6 * m2 * m1**2 - 3 * m1**4
+        se_sd = np.sqrt((central4 - var**2) / (4 * var)) * np.sqrt(1 / n_eff + 1 / ess_ref)
+        assert np.all(np.abs(draws[k].std(axis=0) - sd) < 4.5 * se_sd), k

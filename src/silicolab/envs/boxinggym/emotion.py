@@ -15,6 +15,14 @@ and likelihood factorise over the eight emotions, so the posterior is sampled by
 sampling from the prior *separately for each emotion* (five parameters each), resampled per
 emotion -- exact in the limit, and far better conditioned than one 40-parameter weighting.
 
+Speed (exact, bit-identical to the straightforward broadcasts). A rating takes one of nine
+values, so the NMC's cross log-likelihood tabulates ``log p(k | θ_m, e)`` for every inner
+sample, emotion and level (:func:`rating_log_table`: 8 + 1 normal CDFs per sample and emotion,
+once per design) and sums 8 gathered table rows per outcome (:func:`_gather_sum`) instead of
+evaluating normal CDFs on the ``N × M × 8`` array. The posterior's data likelihood
+(:func:`emotion_log_likelihood`) runs emotion-major in cache-sized chunks with one CDF per
+rating 1 or 9 and two per other rating, and transforms the prior draws chunk by chunk.
+
 Fidelity: ``fixed`` uses the prize won (``prizes[win]``) everywhere and accepts probabilities
 summing to 1 within 1e-6; ``faithful`` reproduces the upstream bug that random designs and
 evaluation questions use the win *index* (0, 1, 2) as the amount won, tests the sum with
@@ -69,6 +77,14 @@ FORMAT_ERROR = (
     "correct format."
 )
 _LIST = r"\[([^\]]*)\]"
+#: samples per likelihood chunk: (8, 2000) floats (125 KB) stay in cache and below malloc's
+#: mmap threshold, so temporaries are not page-faulted in afresh
+_CHUNK = 2000
+#: proposals whose scratch an env keeps between posteriors (40 000 for N + M = 2000: 15 MB)
+_SCRATCH_MAX = 50_000
+_TILE = 8192  # elements per temporary of the table gather (64 KB)
+_EMOTION_OFFSET = 9 * np.arange(8)  # row of (emotion e, level 1) in a flattened level table
+_LOG_SQRT_2PI = np.log(np.sqrt(2 * np.pi))  # as scipy.stats.norm.logpdf
 
 
 @dataclass(frozen=True)
@@ -102,15 +118,39 @@ def to_likert(z: np.ndarray) -> np.ndarray:
     return np.clip(np.trunc(z), 1, 9).astype(np.int64)
 
 
+def _standard_draws(
+    n: int, rng: np.random.Generator, out: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """The standard normal draws behind ``n`` prior samples, ``(n, 8)`` per parameter, in the
+    order :meth:`Emotion.prior_sample` has always drawn them; filled into the first 5 slabs
+    of ``out`` (shape ``(>= 5, n, 8)``) when given -- the same numbers."""
+    keys = (*PRIOR, "sigma")
+    if out is None:
+        return {k: rng.standard_normal((n, 8)) for k in keys}
+    for slab in out[: len(keys)]:
+        rng.standard_normal(out=slab)
+    return dict(zip(keys, out, strict=False))
+
+
+def _from_standard(draws: dict[str, np.ndarray], emotion_axis: int = 1) -> Theta:
+    """Prior samples from their standard draws: ``mu + sd * z`` and ``sigma = |z|``
+    (``emotion_axis=0`` for emotion-major arrays)."""
+    shape = (-1, 1) if emotion_axis == 0 else (-1,)
+    theta = {k: mu.reshape(shape) + sd * draws[k] for k, (mu, sd) in PRIOR.items()}
+    theta["sigma"] = np.abs(draws["sigma"])
+    return theta
+
+
 def ordinal_log_prob(y: np.ndarray, mean: np.ndarray, sigma: np.ndarray) -> np.ndarray:
     """Element-wise ``log P(rating = y)`` under the truncation model (see module doc)."""
     y = np.asarray(y, dtype=float)
     lo = np.where(y <= 1, -np.inf, y)
     hi = np.where(y >= 9, np.inf, y + 1)
     a, b = (lo - mean) / sigma, (hi - mean) / sigma
-    # use the upper tail where both bounds are above the mean, for accuracy
+    # use the upper tail where both bounds are above the mean, for accuracy:
+    # ndtr(-a) - ndtr(-b) there, ndtr(b) - ndtr(a) elsewhere (two ndtr calls, not four)
     upper = a > 0
-    p = np.where(upper, ndtr(-a) - ndtr(-b), ndtr(b) - ndtr(a))
+    p = ndtr(np.where(upper, -a, b)) - ndtr(np.where(upper, -b, a))
     with np.errstate(divide="ignore"):
         return np.log(np.maximum(p, 0.0))
 
@@ -122,6 +162,146 @@ def rating_log_prob(
     if fidelity == "faithful":
         return stats.norm.logpdf(np.asarray(y, dtype=float), mean, sigma)
     return ordinal_log_prob(y, mean, sigma)
+
+
+def rating_log_table(mean: np.ndarray, sigma: np.ndarray, fidelity: str = "fixed") -> np.ndarray:
+    """``table[e, k - 1, s] = log p(rating k | mean[s, e], sigma[s, e])`` for the nine Likert
+    levels, shape ``(E, 9, S)``: the ordinal probabilities (fixed; from the 8 cut points
+    ``2..9``, with the upper-tail rule of :func:`ordinal_log_prob` and the same normal CDF
+    values, so the entries are bit-identical) or the Normal log-density at ``k``
+    (faithful)."""
+    mean_t = np.asarray(mean, dtype=float).T[:, None, :]
+    sigma_t = np.asarray(sigma, dtype=float).T[:, None, :]
+    n_e, n_s = mean_t.shape[0], mean_t.shape[2]
+    if fidelity == "faithful":
+        z = (np.arange(1.0, 10.0)[None, :, None] - mean_t) / sigma_t
+        np.square(z, out=z)
+        z /= -2.0
+        z -= _LOG_SQRT_2PI
+        z -= np.log(sigma_t)
+        return z
+    z = np.empty((n_e, 10, n_s))  # cut points 2..9, padded with -inf / +inf at the ends
+    z[:, 0], z[:, 9] = -np.inf, np.inf
+    np.subtract(np.arange(2.0, 10.0)[None, :, None], mean_t, out=z[:, 1:9])
+    z[:, 1:9] /= sigma_t
+    # Level k has bounds a = z[:, k - 1], b = z[:, k]. ordinal_log_prob takes
+    # ndtr(-a) - ndtr(-b) when a > 0, else ndtr(b) - ndtr(a): every term is the smaller tail
+    # ndtr(-|x|) of its cut point, except ndtr(b) at the one level per (e, s) that straddles
+    # the mean (a <= 0 < b). So 8 + 1 normal CDFs per (e, s) instead of 36.
+    tail = np.abs(z)
+    np.negative(tail, out=tail)
+    ndtr(tail, out=tail)  # ndtr(-inf) = 0 at both pads
+    lower, upper_b = z[:, :9], z[:, 1:]
+    phi_b = tail[:, 1:].copy()
+    straddle = upper_b > 0
+    straddle &= lower <= 0
+    phi_b[straddle] = ndtr(upper_b[straddle])  # ndtr(+inf) = 1 at level 9
+    above = lower > 0
+    p = np.subtract(tail[:, :9], tail[:, 1:], where=above, out=phi_b)
+    np.subtract(phi_b, tail[:, :9], where=~above, out=p)
+    np.maximum(p, 0.0, out=p)
+    with np.errstate(divide="ignore"):
+        return np.log(p, out=p)
+
+
+def _gather_sum(table: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``out[n, s] = sum_e table[index[n, e], s]`` for 8 emotions, shape ``(N, S)``.
+
+    Summed in numpy's pairwise order for 8 terms, ``((0+1)+(2+3)) + ((4+5)+(6+7))``, so the
+    result is bit-identical to ``.sum(axis=-1)`` over the gathered values. Column tiles keep
+    the temporaries small (cache-resident and below malloc's mmap threshold, so they are not
+    page-faulted in afresh for every block).
+    """
+    out = np.empty((len(index), table.shape[1]))
+    step = max(64, _TILE // max(len(index), 1))
+    for start in range(0, table.shape[1], step):
+        part, acc = table[:, start : start + step], out[:, start : start + step]
+        np.add(part[index[:, 0]], part[index[:, 1]], out=acc)
+        right = part[index[:, 2]]
+        right += part[index[:, 3]]
+        acc += right
+        left = part[index[:, 4]]
+        left += part[index[:, 5]]
+        right = part[index[:, 6]]
+        right += part[index[:, 7]]
+        left += right
+        acc += left
+    return out
+
+
+def emotion_log_likelihood(
+    theta: Theta, data: Sequence[tuple[Any, Any]], fidelity: str = "fixed"
+) -> np.ndarray:
+    """``sum_i log p(ratings_i[e] | theta[s], design_i)`` per sample and emotion, ``(S, 8)``.
+
+    The same numbers as summing :func:`rating_log_prob` over ``data`` (bit-identical), computed
+    emotion-major in cache-sized chunks of samples, with one normal CDF per rating 1 or 9 and
+    two per other rating.
+    """
+    theta = {k: np.asarray(v, dtype=float) for k, v in theta.items()}
+    size = theta_size(theta)
+    out = np.empty((size, 8))
+    for start in range(0, size, _CHUNK):
+        rows = {k: np.ascontiguousarray(v[start : start + _CHUNK].T) for k, v in theta.items()}
+        out[start : start + _CHUNK] = _log_likelihood_rows(rows, data, fidelity).T
+    return out
+
+
+def _log_likelihood_rows(rows: Theta, data: Sequence[tuple[Any, Any]], fidelity: str) -> np.ndarray:
+    """:func:`emotion_log_likelihood` of one chunk of emotion-major parameters (each
+    ``(8, S)``); ``(8, S)``."""
+    sigma = rows["sigma"]
+    total = np.zeros_like(sigma)
+    mean, work = np.empty_like(sigma), np.empty_like(sigma)
+    faithful = fidelity == "faithful"
+    log_sigma = np.log(sigma) if faithful else None
+    for design, ratings in data:
+        y = np.asarray(ratings, dtype=float).reshape(-1)
+        pe = design.value - float(np.dot(design.probs, design.prizes))
+        # latent_mean's operations in its order, in place: alpha + b_win*w + b_pe*PE + b_abs*|PE|
+        np.multiply(rows["b_win"], design.value, out=mean)
+        mean += rows["alpha"]
+        mean += np.multiply(rows["b_pe"], pe, out=work)
+        mean += np.multiply(rows["b_abs"], abs(pe), out=work)
+        if faithful:
+            np.subtract(y[:, None], mean, out=work)
+            work /= sigma
+            np.square(work, out=work)
+            work /= -2.0
+            work -= _LOG_SQRT_2PI
+            work -= log_sigma
+            total += work
+            continue
+        low, high = y <= 1, y >= 9
+        p = work
+        if low.any():  # a = -inf: p = ndtr(b)
+            p[low] = ndtr((y[low, None] + 1 - mean[low]) / sigma[low])
+        if high.any():  # b = +inf: ndtr(-a) above the mean, else 1 - ndtr(a)
+            a = (y[high, None] - mean[high]) / sigma[high]
+            tail = ndtr(-np.abs(a))
+            p[high] = np.where(a > 0, tail, 1.0 - tail)
+        mid = ~(low | high)
+        if mid.any():
+            if mid.all():
+                m, s, ym = mean, sigma, y[:, None]
+            else:
+                m, s, ym = mean[mid], sigma[mid], y[mid, None]
+            a = ym - m
+            a /= s
+            b = ym + 1
+            b = np.subtract(b, m, out=np.empty_like(m))
+            b /= s
+            upper = a > 0
+            hi = ndtr(np.where(upper, -a, b))
+            hi -= ndtr(np.where(upper, -b, a))
+            if mid.all():
+                p = hi
+            else:
+                p[mid] = hi
+        np.maximum(p, 0.0, out=p)
+        with np.errstate(divide="ignore"):
+            total += np.log(p, out=p)
+    return total
 
 
 def template_sentence(ratings: Sequence[int]) -> str:
@@ -257,14 +437,17 @@ class Emotion(BoxingEnv):
     name = "emotion"
     goals = ("direct",)
     faithful_nmc = (100, 10)
-    #: fixed NMC size: the (N, M, 8) ordinal likelihood is the cost; M = 1000 keeps the
-    #: log(M + 1) ≈ 6.9 ceiling above the EIGs seen under the prior (≲ 4 nats).
+    #: fixed NMC size: M = 1000 keeps the log(M + 1) ≈ 6.9 ceiling above the EIGs seen under
+    #: the prior (≲ 4 nats). At a new data state the posterior's 20 (N + M) proposals cost
+    #: ~8x the tabulated NMC itself, so doubling N and M would roughly double the time.
     fixed_nmc = (1000, 1000)
 
     def __init__(self, *, llm: LanguageModel | None = None, **kwargs: Any) -> None:
         if not kwargs.get("include_prior", True):
             raise ValueError("the emotion environment supports only the prior condition")
         self.llm = llm
+        self._table_scope: list[Any] | None = None
+        self._scratch: np.ndarray | None = None  # see posterior_sample
         self.utterances: list[dict[str, Any]] = []
         super().__init__(**kwargs)
 
@@ -333,9 +516,7 @@ class Emotion(BoxingEnv):
         return f"The participant responded with: {template_sentence(list(y))}\n"
 
     def prior_sample(self, n: int, rng: np.random.Generator) -> Theta:
-        theta = {k: mu + sd * rng.standard_normal((n, 8)) for k, (mu, sd) in PRIOR.items()}
-        theta["sigma"] = np.abs(rng.standard_normal((n, 8)))
-        return theta
+        return _from_standard(_standard_draws(n, rng))
 
     def simulate(self, theta: Theta, design: Any, rng: np.random.Generator) -> np.ndarray:
         mean = latent_mean(theta, design)
@@ -347,10 +528,39 @@ class Emotion(BoxingEnv):
         return lp.sum(axis=1)
 
     def cross_log_likelihood(self, y: np.ndarray, theta: Theta, design: Any) -> np.ndarray:
-        """``out[n, m] = log p(y[n] | theta[m])`` by broadcasting, shape ``(N, M)``."""
-        y = np.asarray(y).reshape(-1, 1, 8)
-        mean, sigma = latent_mean(theta, design)[None], theta["sigma"][None]
-        return rating_log_prob(y, mean, sigma, self.fidelity).sum(axis=2)
+        """``out[n, m] = log p(y[n] | theta[m])``, shape ``(N, M)``.
+
+        Ratings are integers 1..9, so each ``theta[m]`` has a 9-level table per emotion
+        (:func:`rating_log_table`, reused across the row blocks of one :meth:`eig_estimate`)
+        and the output is a sum over the 8 emotions of gathered table rows -- bit-identical to
+        broadcasting :func:`rating_log_prob` over ``(N, M, 8)`` at a fraction of the cost.
+        Other ``y`` (non-integer or out of range) fall back to that broadcast.
+        """
+        y = np.asarray(y).reshape(-1, 8)
+        levels = y.astype(np.intp) if y.dtype.kind in "iub" else None
+        if levels is None and y.dtype.kind == "f" and np.all(np.isfinite(y)):
+            levels = y.astype(np.intp)
+            if not np.array_equal(levels, y):
+                levels = None
+        if levels is None or levels.min(initial=1) < 1 or levels.max(initial=9) > 9:
+            mean, sigma = latent_mean(theta, design)[None], theta["sigma"][None]
+            return rating_log_prob(y[:, None, :], mean, sigma, self.fidelity).sum(axis=2)
+        table = self._level_table(theta, design)
+        return _gather_sum(table, levels - 1 + _EMOTION_OFFSET)
+
+    def _level_table(self, theta: Theta, design: Any) -> np.ndarray:
+        """:func:`rating_log_table` of ``theta`` flattened to ``(8 * 9, S)`` (row ``9 e + k - 1``);
+        the one computed for the inner samples of the running fixed NMC is reused."""
+        scope = self._table_scope
+        if scope is not None and scope[0] is theta and scope[1] is design:
+            if scope[2] is None:
+                scope[2] = self._level_table_now(theta, design)
+            return scope[2]
+        return self._level_table_now(theta, design)
+
+    def _level_table_now(self, theta: Theta, design: Any) -> np.ndarray:
+        table = rating_log_table(latent_mean(theta, design), theta["sigma"], self.fidelity)
+        return table.reshape(-1, table.shape[-1])
 
     def eig_estimate(
         self, design: Any, outer: Theta, inner: Theta, *, estimator: str,
@@ -360,7 +570,11 @@ class Emotion(BoxingEnv):
         truncation), element-wise ``log(pdf + 0.001)``, a scalar log-mean-exp over the whole
         M×8 inner array, and the mean over outer samples *and* emotions."""
         if estimator == "fixed":
-            return super().eig_estimate(design, outer, inner, estimator=estimator, rng=rng)
+            self._table_scope = [inner, design, None]  # see _level_table
+            try:
+                return super().eig_estimate(design, outer, inner, estimator=estimator, rng=rng)
+            finally:
+                self._table_scope = None
         n = theta_size(outer)
         m = theta_size(inner) // n
         mean_o, sig_o = latent_mean(outer, design), outer["sigma"]
@@ -372,6 +586,13 @@ class Emotion(BoxingEnv):
         log_marginal = logsumexp(l_inner.reshape(n, m * 8), axis=1) - np.log(m * 8)
         return float(np.mean(l_outer - log_marginal[:, None]))
 
+    def data_log_likelihood(
+        self, theta: Theta, data: Sequence[tuple[Any, Any]] | None = None
+    ) -> np.ndarray:
+        """``sum_i log p(y_i | theta[s], x_i)`` over ``data`` (default ``self.data``), ``(S,)``."""
+        data = self.data if data is None else data
+        return emotion_log_likelihood(theta, data, self.fidelity).sum(axis=1)
+
     def posterior_sample(
         self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]] | None = None
     ) -> Theta:
@@ -379,19 +600,34 @@ class Emotion(BoxingEnv):
         data = self.data if data is None else data
         if not data:
             return self.prior_sample(n, rng)
-        proposals = self.prior_sample(max(20 * n, 20_000), rng)
-        log_w = np.zeros_like(proposals["sigma"])
-        for design, ratings in data:
-            mean = latent_mean(proposals, design)
-            y = np.asarray(ratings, dtype=float)[None, :]
-            log_w += rating_log_prob(y, mean, proposals["sigma"], self.fidelity)
-        out = {k: np.empty((n, 8)) for k in proposals}
-        for e in range(8):
-            weights, _ = normalized_weights(log_w[:, e])
-            index = systematic_resample(weights, n, rng)
-            for k, v in proposals.items():
-                out[k][:, e] = v[index, e]
-        return out
+        # the prior proposals of prior_sample (same draws, same numbers), kept standardised
+        # and transformed chunk by chunk inside the likelihood loop, in cache
+        size = max(20 * n, 20_000)
+        buffer = self._buffer(size)
+        draws = _standard_draws(size, rng, out=buffer)
+        log_w = buffer[5].reshape(8, size)
+        for start in range(0, size, _CHUNK):
+            chunk = {k: v[start : start + _CHUNK].T for k, v in draws.items()}
+            rows = _from_standard(chunk, emotion_axis=0)
+            log_w[:, start : start + _CHUNK] = _log_likelihood_rows(rows, data, self.fidelity)
+        index = [systematic_resample(normalized_weights(log_w[e])[0], n, rng) for e in range(8)]
+        picked = {
+            k: np.stack([v[i, e] for e, i in enumerate(index)], axis=1) for k, v in draws.items()
+        }
+        return _from_standard(picked)
+
+    def _buffer(self, size: int) -> np.ndarray:
+        """``(6, size, 8)`` scratch for the proposal draws and their log weights. Up to
+        :data:`_SCRATCH_MAX` proposals it is kept between posteriors: fresh arrays this large
+        are returned to the OS when freed and page-faulted back in at every data state, which
+        on a VM costs ~10% of the posterior."""
+        buffer = self._scratch
+        if buffer is not None and buffer.shape[1] == size:
+            return buffer
+        buffer = np.empty((6, size, 8))
+        if size <= _SCRATCH_MAX:
+            self._scratch = buffer
+        return buffer
 
     def to_record(self) -> dict[str, Any]:
         return {**super().to_record(), **participant_record(self.utterances, self.llm)}

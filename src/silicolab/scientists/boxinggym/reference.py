@@ -75,9 +75,9 @@ class PosteriorAnswerer:
     def posterior(self) -> dict[str, np.ndarray]:
         """Posterior samples given ``env.data`` (the prior before any data).
 
-        When the environment's sampler fails (predator-prey's exact importance sampler
-        finds no prior draw that reproduces deterministic data), the last posterior that
-        could be computed is kept and the failure counted in ``posterior_failures``."""
+        When the environment's sampler fails (faithful predator-prey after a trajectory
+        diverged: no parameter reproduces the data), the last posterior that could be
+        computed is kept and the failure counted in ``posterior_failures``."""
         n = len(self.env.data)
         if self._cache is None or self._cache[0] != n:
             try:
@@ -136,7 +136,7 @@ class BayesianScientist(PosteriorAnswerer):
         from silicolab.envs.boxinggym.eig import nmc_eig
 
         designs = [self.env.sample_design(self._rng) for _ in range(self.n_candidates)]
-        if not getattr(self.env, "supports_eig", True):  # predator-prey: no EIG, random design
+        if not getattr(self.env, "supports_eig", True):  # faithful predator-prey: no EIG
             self.last_eig = None
             return Proposal(self.env.format_design(designs[0]), raw="no EIG: random design")
         try:

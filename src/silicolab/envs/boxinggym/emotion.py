@@ -14,6 +14,11 @@ is ``z < 2``, ratings 2..8 are ``k ≤ z < k+1`` and 9 is ``z ≥ 9`` (truncatio
 and likelihood factorise over the eight emotions, so the posterior is sampled by importance
 sampling from the prior *separately for each emotion* (five parameters each), resampled per
 emotion -- exact in the limit, and far better conditioned than one 40-parameter weighting.
+After ~10 observations a few dozen of the 40 000 proposals can carry an emotion's weight (ESS
+30-400), so the resampled draws would repeat a few dozen values; every emotion whose ESS is
+below the number of draws is then rejuvenated by random-walk Metropolis moves on its exact
+posterior (resample-move; :meth:`Emotion.posterior_sample`). Otherwise the draws are the plain
+importance sampler's.
 
 Speed (exact, bit-identical to the straightforward broadcasts). A rating takes one of nine
 values, so the NMC's cross log-likelihood tabulates ``log p(k | θ_m, e)`` for every inner
@@ -21,7 +26,8 @@ sample, emotion and level (:func:`rating_log_table`: 8 + 1 normal CDFs per sampl
 once per design) and sums 8 gathered table rows per outcome (:func:`_gather_sum`) instead of
 evaluating normal CDFs on the ``N × M × 8`` array. The posterior's data likelihood
 (:func:`emotion_log_likelihood`) runs emotion-major in cache-sized chunks with one CDF per
-rating 1 or 9 and two per other rating, and transforms the prior draws chunk by chunk.
+rating 1 or 9 and two per other rating, and transforms the prior draws chunk by chunk; the
+Metropolis moves reuse it on the moving emotions' rows only.
 
 Fidelity: ``fixed`` uses the prize won (``prizes[win]``) everywhere and accepts probabilities
 summing to 1 within 1e-6; ``faithful`` reproduces the upstream bug that random designs and
@@ -82,6 +88,23 @@ _LIST = r"\[([^\]]*)\]"
 _CHUNK = 2000
 #: proposals whose scratch an env keeps between posteriors (40 000 for N + M = 2000: 15 MB)
 _SCRATCH_MAX = 50_000
+#: Resample-move (see Emotion.posterior_sample). An emotion is rejuvenated when the ESS of its
+#: importance weights is below this many times the n draws asked for: from there on the
+#: weights' own error exceeds that of the resampling, and the draws repeat few values.
+_REJUVENATE_BELOW = 1.0
+#: acceptance rates the step sizes are adapted towards: joint 5-d moves and log-sigma-only moves
+_TARGET_ACCEPT, _TARGET_ACCEPT_SIGMA = 0.3, 0.44
+#: every third move changes log sigma only: sigma's posterior can reach down to 1e-3 (ratings
+#: then all but fixed), a tail that joint moves cross slowly while the coefficients hold still
+_SIGMA_EVERY = 3
+#: An emotion stops moving once this fraction of its particles has moved at least once and the
+#: copies of a particle have forgotten their common ancestor: with ``r_j`` the correlation of
+#: coordinate j between the particles' starting and current values and ``c = sum(m^2)/n - 1``
+#: (m: copies per ancestor), the variance of a mean is ``(1 + c r_j^2) / n``; stop at
+#: ``c max_j r_j^2 <= _DECORRELATED`` (effective size >= n / 1.5). At most _MAX_MOVES moves.
+_MOVED_TARGET = 0.9
+_DECORRELATED = 0.5
+_MAX_MOVES = 50
 _TILE = 8192  # elements per temporary of the table gather (64 KB)
 _EMOTION_OFFSET = 9 * np.arange(8)  # row of (emotion e, level 1) in a flattened level table
 _LOG_SQRT_2PI = np.log(np.sqrt(2 * np.pi))  # as scipy.stats.norm.logpdf
@@ -304,6 +327,132 @@ def _log_likelihood_rows(rows: Theta, data: Sequence[tuple[Any, Any]], fidelity:
     return total
 
 
+def _move_log_likelihood(
+    x: np.ndarray, emotions: np.ndarray, data: Sequence[tuple[Any, Any]], fidelity: str
+) -> np.ndarray:
+    """Data log-likelihood of move-coordinate states ``x`` (``(k, 5, S)``: standardised
+    alpha, b_win, b_pe, b_abs and ``log sigma``) of the ``k`` emotions ``emotions``; ``(k, S)``."""
+    out = np.empty((x.shape[0], x.shape[2]))
+    for start in range(0, x.shape[2], _CHUNK):
+        part = x[:, :, start : start + _CHUNK]
+        rows = {
+            key: mu[emotions, None] + sd * part[:, j]
+            for j, (key, (mu, sd)) in enumerate(PRIOR.items())
+        }
+        rows["sigma"] = np.exp(part[:, 4])
+        out[:, start : start + _CHUNK] = _log_likelihood_rows(rows, data, fidelity)
+    return out
+
+
+def _move_log_prior(x: np.ndarray) -> np.ndarray:
+    """Prior log-density (up to a constant) in move coordinates, ``(k, S)``: standard normal
+    for the four standardised coefficients, and for ``t = log sigma`` the HalfNormal(1)
+    density of ``sigma = e^t`` times the Jacobian ``e^t``."""
+    t = x[:, 4]
+    return -0.5 * (np.einsum("kjs,kjs->ks", x[:, :4], x[:, :4]) + np.exp(2.0 * t)) + t
+
+
+def _rejuvenate(
+    picked: dict[str, np.ndarray],
+    ll: np.ndarray,
+    copies: np.ndarray,
+    emotions: np.ndarray,
+    data: Sequence[tuple[Any, Any]],
+    fidelity: str,
+    rng: np.random.Generator,
+    diagnostics: dict[int, dict[str, float]] | None = None,
+) -> None:
+    """Random-walk Metropolis moves, in place, on the columns ``emotions`` (``k``) of
+    ``picked`` (standardised draws ``(n, 8)`` per parameter, ``sigma`` holding ``|z| > 0``),
+    whose data log-likelihoods are ``ll`` (``(k, n)``) and duplication ``copies``
+    (``sum(m^2) / n - 1`` over the copies ``m`` of each resampled proposal; ``(k,)``). The
+    target is each emotion's exact posterior; see :meth:`Emotion.posterior_sample`.
+    ``diagnostics`` receives, per emotion, its moves and mean acceptance."""
+    keys = tuple(PRIOR)
+    k, n = ll.shape
+    ratings = np.array([np.asarray(y, dtype=float).reshape(-1) for _, y in data])
+    designs = [d for d, _ in data]
+    live = np.asarray(emotions)
+    sigma = picked["sigma"][:, live].T.copy()  # (k, n); unmoved particles keep it exactly
+    x = np.empty((k, 5, n))
+    for j, key in enumerate(keys):
+        x[:, j] = picked[key][:, live].T
+    x[:, 4] = np.log(sigma)
+    start = x - x.mean(axis=2, keepdims=True)  # the starting values, centred, and their norms
+    start_norm = np.sqrt(np.einsum("kjs,kjs->kj", start, start))
+    lp, ll = _move_log_prior(x), ll.copy()
+    copies = np.asarray(copies, dtype=float)
+    scale = np.full(k, 2.38 / np.sqrt(5.0))  # times the particles' Cholesky factor
+    scale_sigma = np.full(k, 2.4)  # times the particles' sd of log sigma
+    moved = np.zeros((k, n), dtype=bool)
+    report = {int(e): {"moves": 0, "acceptance": 0.0} for e in live}
+    eye = np.eye(5)
+
+    def retire(done: np.ndarray) -> None:
+        cols = live[done]
+        for j, key in enumerate(keys):
+            picked[key][:, cols] = x[done, j].T
+        picked["sigma"][:, cols] = sigma[done].T
+
+    for step in range(_MAX_MOVES):
+        sigma_only = step % _SIGMA_EVERY == _SIGMA_EVERY - 1
+        if sigma_only:
+            proposal = x.copy()
+            step_sd = scale_sigma * (x[:, 4].std(axis=1) + 1e-6)
+            proposal[:, 4] += step_sd[:, None] * rng.standard_normal((len(live), n))
+        else:
+            centred = x - x.mean(axis=2, keepdims=True)
+            cov = centred @ centred.transpose(0, 2, 1) / (n - 1)
+            cov += 1e-3 * np.trace(cov, axis1=1, axis2=2)[:, None, None] * eye + 1e-8 * eye
+            proposal = np.linalg.cholesky(cov) @ rng.standard_normal((len(live), 5, n))
+            proposal *= scale[:, None, None]
+            proposal += x
+        lp_new = _move_log_prior(proposal)
+        sub = [(d, y[live]) for d, y in zip(designs, ratings, strict=True)]
+        ll_new = _move_log_likelihood(proposal, live, sub, fidelity)
+        with np.errstate(invalid="ignore"):
+            log_ratio = (lp_new - lp) + (ll_new - ll)
+        log_ratio[np.isnan(log_ratio)] = -np.inf
+        accept = np.log(rng.random((len(live), n))) < log_ratio
+        x = np.where(accept[:, None], proposal, x)
+        lp = np.where(accept, lp_new, lp)
+        ll = np.where(accept, ll_new, ll)
+        sigma = np.where(accept, np.exp(x[:, 4]), sigma)
+        moved |= accept
+        rate = accept.mean(axis=1)
+        if sigma_only:
+            scale_sigma *= np.exp(rate - _TARGET_ACCEPT_SIGMA)
+        else:
+            scale *= np.exp(rate - _TARGET_ACCEPT)
+        for e, r in zip(live, rate, strict=True):
+            report[int(e)]["moves"] += 1
+            report[int(e)]["acceptance"] += float(r)
+        centred = x - x.mean(axis=2, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rho = np.einsum("kjs,kjs->kj", centred, start) / (
+                start_norm * np.sqrt(np.einsum("kjs,kjs->kj", centred, centred))
+            )
+        rho = np.where(np.isfinite(rho), rho, 1.0)  # a coordinate without spread: not yet
+        done = (copies * (rho**2).max(axis=1) <= _DECORRELATED) & (
+            moved.mean(axis=1) >= _MOVED_TARGET
+        )
+        if done.any():
+            retire(done)
+            keep = ~done
+            live, x, lp, ll, sigma = live[keep], x[keep], lp[keep], ll[keep], sigma[keep]
+            start, start_norm, copies = start[keep], start_norm[keep], copies[keep]
+            scale, scale_sigma, moved = scale[keep], scale_sigma[keep], moved[keep]
+            if not len(live):
+                break
+    else:
+        retire(np.ones(len(live), dtype=bool))
+    if diagnostics is not None:
+        for info in report.values():
+            info["acceptance"] /= max(info["moves"], 1)
+        diagnostics.clear()
+        diagnostics.update(report)
+
+
 def template_sentence(ratings: Sequence[int]) -> str:
     """A plain sentence naming the strongest feelings without numbers."""
     order = np.argsort(-np.asarray(ratings), kind="stable")
@@ -448,6 +597,8 @@ class Emotion(BoxingEnv):
         self.llm = llm
         self._table_scope: list[Any] | None = None
         self._scratch: np.ndarray | None = None  # see posterior_sample
+        #: per rejuvenated emotion (index), the moves and mean acceptance of the last posterior
+        self.rejuvenation: dict[int, dict[str, float]] = {}
         self.utterances: list[dict[str, Any]] = []
         super().__init__(**kwargs)
 
@@ -596,8 +747,25 @@ class Emotion(BoxingEnv):
     def posterior_sample(
         self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]] | None = None
     ) -> Theta:
-        """Per-emotion prior importance sampling (see module doc); exact prior without data."""
+        """Per-emotion prior importance sampling, with resample-move rejuvenation of the
+        emotions whose weights are degenerate; exact prior without data.
+
+        ``max(20 n, 20000)`` prior proposals are weighted per emotion by the data likelihood
+        and resampled systematically to ``n`` per emotion. Every emotion whose weights have an
+        ESS below ``n`` (:data:`_REJUVENATE_BELOW`) -- common after ~10 observations, when a
+        few dozen proposals carry the weight -- then gets random-walk Metropolis moves
+        targeting its exact posterior, all such emotions and particles at once, each
+        accepting or rejecting on its own (the posterior factorises over emotions). The walk
+        is in standardised coordinates (``(x - mu) / sd`` for the coefficients, ``log sigma``
+        with the HalfNormal density times its Jacobian): Gaussian proposals shaped by each
+        emotion's particle covariance and scaled towards 0.3 acceptance, every third move
+        one on ``log sigma`` alone (towards 0.44), until the copies of each resampled
+        proposal have forgotten their common ancestor (see :data:`_MOVED_TARGET`; typically
+        10-40 moves). With every ESS at least ``n`` nothing moves: the draws are the plain
+        importance sampler's, bit for bit. :attr:`rejuvenation` reports the moves.
+        """
         data = self.data if data is None else data
+        self.rejuvenation = {}
         if not data:
             return self.prior_sample(n, rng)
         # the prior proposals of prior_sample (same draws, same numbers), kept standardised
@@ -610,10 +778,21 @@ class Emotion(BoxingEnv):
             chunk = {k: v[start : start + _CHUNK].T for k, v in draws.items()}
             rows = _from_standard(chunk, emotion_axis=0)
             log_w[:, start : start + _CHUNK] = _log_likelihood_rows(rows, data, self.fidelity)
-        index = [systematic_resample(normalized_weights(log_w[e])[0], n, rng) for e in range(8)]
+        index, ess = [], np.empty(8)
+        for e in range(8):
+            weights, ess[e] = normalized_weights(log_w[e])
+            index.append(systematic_resample(weights, n, rng))
         picked = {
             k: np.stack([v[i, e] for e, i in enumerate(index)], axis=1) for k, v in draws.items()
         }
+        low = np.flatnonzero(ess < _REJUVENATE_BELOW * n)
+        if len(low):
+            picked["sigma"] = np.abs(picked["sigma"])
+            ll = np.stack([log_w[e, index[e]] for e in low])
+            copies = [np.square(np.bincount(index[e])).sum() / n - 1.0 for e in low]
+            _rejuvenate(
+                picked, ll, np.array(copies), low, data, self.fidelity, rng, self.rejuvenation
+            )
         return _from_standard(picked)
 
     def _buffer(self, size: int) -> np.ndarray:

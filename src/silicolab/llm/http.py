@@ -70,11 +70,6 @@ class HTTPResponse:
         """The body parsed as JSON (raises ``json.JSONDecodeError`` / ``UnicodeDecodeError``)."""
         return json.loads(self.body)
 
-    @property
-    def text(self) -> str:
-        """The body as text (undecodable bytes replaced), for error messages."""
-        return self.body.decode("utf-8", errors="replace")
-
 
 def proxy_for(url: str) -> str | None:
     """The proxy the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, honouring
@@ -324,7 +319,7 @@ class HTTPClient:
         self.timeout_s = timeout_s
         self.keepalive_s = keepalive_s
         self.max_idle = max_idle
-        self._ssl = (ssl_context or default_ssl_context()) if self.scheme == "https" else None
+        self._ssl = ssl_context  # https only; the default is built at the first connection
         base_headers = {"Host": host_header, "Accept-Encoding": "gzip, deflate"}
         base_headers.update(headers or {})
         self._head_suffix = "".join(f"{k}: {v}\r\n" for k, v in base_headers.items())
@@ -386,12 +381,20 @@ class HTTPClient:
             _Connection,
             self.host,
             self.port,
-            ssl=self._ssl,
-            server_hostname=self.host if self._ssl else None,
+            ssl=self._tls(),
+            server_hostname=self.host if self.scheme == "https" else None,
             happy_eyeballs_delay=0.25,
         )
         self.connections_opened += 1
         return conn
+
+    def _tls(self) -> ssl.SSLContext | None:
+        """The TLS context for https (loading the trust store once, when first needed)."""
+        if self.scheme != "https":
+            return None
+        if self._ssl is None:
+            self._ssl = default_ssl_context()
+        return self._ssl
 
     def _checkin(self, conn: _Connection) -> None:
         if len(self._idle) >= self.max_idle or conn.has_unread_bytes:

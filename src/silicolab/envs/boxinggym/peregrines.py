@@ -112,13 +112,6 @@ def posterior_coefficients(
     return draws[systematic_resample(weights, n, rng)]
 
 
-def effective_sample_size(log_w: np.ndarray) -> float:
-    """Kish's effective sample size of importance weights ``exp(log_w)``."""
-    log_w = np.asarray(log_w, dtype=float)
-    w = np.exp(log_w - np.max(log_w))
-    return float(w.sum() ** 2 / (w**2).sum())
-
-
 # --- goal -------------------------------------------------------------------------------------
 
 

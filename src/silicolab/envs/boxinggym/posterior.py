@@ -26,10 +26,6 @@ Theta = dict[str, np.ndarray]
 LogDensity = Callable[[Theta], np.ndarray]
 
 
-def _size(theta: Theta) -> int:
-    return len(next(iter(theta.values())))
-
-
 def _take(theta: Theta, index: np.ndarray) -> Theta:
     return {k: v[index] for k, v in theta.items()}
 
@@ -152,10 +148,7 @@ def _next_temperature(ll: np.ndarray, beta: float, target: float) -> float:
         raise FloatingPointError("every particle has zero likelihood: the data are impossible")
 
     def ess(delta: float) -> float:
-        log_w = delta * values
-        w = np.exp(log_w - log_w.max())
-        total = w.sum()
-        return float(total * total / np.dot(w, w))
+        return normalized_weights(delta * values)[1]
 
     if len(values) < target:
         return min(beta + 1e-6, 1.0)

@@ -335,40 +335,11 @@ COLUMNS = (
 )
 
 
-def _cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value):
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) >= 1 else f"{value:.3f}"
-    return str(value)
-
-
-def _rows(table: Any, columns: Any = None) -> tuple[list[str], list[list[str]], list[str]]:
-    """Headings, formatted cells and numbered notes (notes and errors as footnotes)."""
-    present = [(c, h) for c, h in (columns or COLUMNS) if c in table.columns]
-    rows: list[list[str]] = []
-    notes: list[str] = []
-    for record in table.to_dict("records"):
-        cells = [_cell(record.get(c)) for c, _ in present]
-        for key in ("error", "published_note", "notes"):
-            text = record.get(key)
-            if text and isinstance(text, str):
-                if text not in notes:  # one number per distinct note
-                    notes.append(text)
-                cells[0] += f" [{notes.index(text) + 1}]"
-        rows.append(cells)
-    return [h for _, h in present], rows, notes
-
-
 def markdown_table(table: Any, columns: Any = None) -> str:
-    """The comparison as a Markdown table with numbered notes (no optional dependency)."""
-    headings, rows, notes = _rows(table, columns)
-    lines = ["| " + " | ".join(headings) + " |", "|" + "---|" * len(headings)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
-    lines += ["", *[f"[{i}] {note}" for i, note in enumerate(notes, start=1)]]
-    return "\n".join(lines)
+    """The comparison as a Markdown table (the discovery columns unless ``columns``)."""
+    from silicolab.report import markdown_table as render
+
+    return render(table, columns or COLUMNS)
 
 
 def _print_table(
@@ -377,17 +348,6 @@ def _print_table(
     columns: Any = None,
     title: str = "causal discovery: ours beside the MAC paper (arXiv 2407.15073 v2)",
 ) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    from silicolab.report import print_table
 
-    headings, rows, notes = _rows(table, columns)
-    out = Table(title=title)
-    for heading in headings:
-        out.add_column(heading, no_wrap=heading in ("method", "dataset", "suite", "environment"))
-    for cells in rows:
-        out.add_row(*cells)
-    console = Console()
-    console.print(out)
-    for i, note in enumerate(notes, start=1):
-        console.print(f"[{i}] {note}", markup=False)
-    console.print(f"run directory: {path}")
+    print_table(table, columns or COLUMNS, title=title, footer=[f"run directory: {path}"])

@@ -1,6 +1,9 @@
 """Run directories: where a batch of work keeps its config, its finished units (for
-``--resume``), its final record and its report. See :class:`Run` and ``docs/runs.md``."""
+``--resume``), its final record and its report. See :class:`Run`, :func:`open_run` (the
+resume rule every command follows), :class:`RunHealth` (degraded runs) and ``docs/runs.md``."""
 
+from silicolab.runs.health import DEGRADED_EXIT, RunHealth, UnitHealth
+from silicolab.runs.resume import open_run
 from silicolab.runs.run_dir import STATUSES, Run
 
-__all__ = ["STATUSES", "Run"]
+__all__ = ["DEGRADED_EXIT", "STATUSES", "Run", "RunHealth", "UnitHealth", "open_run"]

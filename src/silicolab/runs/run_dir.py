@@ -32,6 +32,7 @@ from silicolab.core.errors import InputError
 from silicolab.core.files import append_jsonl, atomic_write_text, read_jsonl
 from silicolab.core.secrets import redact, scrub_text
 from silicolab.runs import meta
+from silicolab.runs.health import RunHealth
 
 RUN_FILE = "run.json"
 EVENTS_FILE = "events.jsonl"
@@ -39,7 +40,7 @@ RECORD_FILE = "record.json"
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 #: The values ``run.json``'s ``status`` may take.
-STATUSES = ("running", "finished", "failed", "interrupted")
+STATUSES = ("running", "finished", "degraded", "failed", "interrupted")
 
 
 class Run:
@@ -214,7 +215,22 @@ class Run:
         self._info["updated"] = meta.timestamp(meta.now())
         self._write_info()
 
+    def finish(self, health: RunHealth | None = None) -> str:
+        """End the run ``finished``, or ``degraded`` when ``health`` says the model kept
+        failing; the health summary is stored in ``run.json``. Returns the status."""
+        if health is None:
+            self.set_status("finished")
+        else:
+            status = "degraded" if health.degraded else "finished"
+            self.set_status(status, health=health.totals(), health_summary=health.summary_line())
+        return self.status
+
     def __enter__(self) -> Self:
+        if self.status == "finished":
+            raise InputError(
+                f"the run {self._path} is finished; its record is kept as it is "
+                "(start a new run instead)"
+            )
         if self.status != "running":  # resuming a run that ended before
             self._info.pop("error", None)
             self.set_status("running", resumed=meta.timestamp(meta.now()))
@@ -230,7 +246,7 @@ class Run:
             if self.status == "running":
                 self.set_status("finished")
         elif issubclass(exc_type, KeyboardInterrupt | asyncio.CancelledError):
-            self.set_status("interrupted")
+            self.set_status("interrupted", resume_hint="rerun the same command with --resume")
         else:
             self.set_status("failed", error=f"{exc_type.__name__}: {exc}")
 

@@ -226,11 +226,6 @@ class Run:
         return self.status
 
     def __enter__(self) -> Self:
-        if self.status == "finished":
-            raise InputError(
-                f"the run {self._path} is finished; its record is kept as it is "
-                "(start a new run instead)"
-            )
         if self.status != "running":  # resuming a run that ended before
             self._info.pop("error", None)
             self.set_status("running", resumed=meta.timestamp(meta.now()))

@@ -1,0 +1,29 @@
+"""Automated social science: scenario -> hypothesized SCM -> LLM-agent experiment -> fitted
+SCM -> predictions -> follow-on (Manning, Zhu & Horton 2024). See ``docs/studies.md``."""
+
+from silicolab.studies.design import Condition, Design, condition_id, make_design
+from silicolab.studies.examples import EXAMPLES, load_example
+from silicolab.studies.files import read_hypothesis, write_hypothesis
+from silicolab.studies.hypothesis import (
+    AgentSpec,
+    Decision,
+    Hypothesis,
+    Question,
+    StudyVariable,
+)
+
+__all__ = [
+    "EXAMPLES",
+    "AgentSpec",
+    "Condition",
+    "Decision",
+    "Design",
+    "Hypothesis",
+    "Question",
+    "StudyVariable",
+    "condition_id",
+    "load_example",
+    "make_design",
+    "read_hypothesis",
+    "write_hypothesis",
+]

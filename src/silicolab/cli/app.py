@@ -41,6 +41,9 @@ sim_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(sim_app, name="sim")
+from silicolab.cli.study_app import study_app  # noqa: E402 - after the app it joins
+
+app.add_typer(study_app, name="study")
 
 ConfigOpt = Annotated[
     Path | None,

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from silicolab.core.errors import InputError
+from silicolab.llm.base import run_sync
 from silicolab.sim.agents import RuleAgent
-from silicolab.sim.engines import run_simultaneous
+from silicolab.sim.engines import arun_simultaneous
 from silicolab.sim.entity import ActionSpec, Entity
 from silicolab.sim.game_master import Attempt, GameMaster, Resolution
 from silicolab.sim.grounded import GroundedState, GroundedVariable, at_least
@@ -191,7 +192,7 @@ def make_game_master(
     )
 
 
-def run_english_auction(
+async def arun_english_auction(
     budgets: Sequence[float],
     *,
     increment: float = 50.0,
@@ -208,7 +209,8 @@ def run_english_auction(
         start_price=start_price,
         price_rule=price_rule,
     )
-    log = run_simultaneous(gm, [*bidders, rule_auctioneer()], max_steps=2 * max_rounds, seed=seed)
+    entities = [*bidders, rule_auctioneer()]
+    log = await arun_simultaneous(gm, entities, max_steps=2 * max_rounds, seed=seed)
     if not gm.done:
         raise InputError(f"the auction did not finish within {max_rounds} rounds")
     return AuctionResult(
@@ -218,3 +220,8 @@ def run_english_auction(
         events=tuple(gm.events),
         log=log,
     )
+
+
+def run_english_auction(budgets: Sequence[float], **options: Any) -> AuctionResult:
+    """The synchronous twin of :func:`arun_english_auction` (same keyword arguments)."""
+    return run_sync(arun_english_auction(budgets, **options))

@@ -1,0 +1,235 @@
+"""Running one condition: a ``sim`` conversation among the agents, then the survey.
+
+Each condition builds fresh agents from the hypothesis (their treatment values added as
+attributes), runs the conversation under the hypothesis' protocol with a coordinator that
+decides when it ends, and asks the measurement questions afterwards. The result is a
+JSON-ready :class:`ConditionRun` (transcript, stop reason, survey answers with raw text
+and parsed value, per-variable aggregate, call counts, health counters), which is what
+``events.jsonl`` stores for the condition, so a resume restores it without a call.
+
+Subjects are either language models (``subjects="llm"``) or a rule-based world registered
+for the study (``subjects="rule"``, see :mod:`silicolab.studies.rule_worlds`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from silicolab.core.errors import LLMError, ParseFailure
+from silicolab.core.seeding import child_seed
+from silicolab.llm.base import LanguageModel
+from silicolab.runs.health import UnitHealth, cut
+from silicolab.sim import (
+    Attributes,
+    Constraint,
+    GenerativeAgent,
+    Goal,
+    Identity,
+    SurveyAnswer,
+    SurveyQuestion,
+    aask_survey,
+    arun_conversation,
+)
+from silicolab.sim.entity import Entity
+from silicolab.studies.aggregate import aggregate
+from silicolab.studies.design import Condition
+from silicolab.studies.hypothesis import COORDINATOR, Hypothesis
+
+
+@dataclass
+class ConditionRun:
+    """What one condition produced (JSON-ready through :meth:`to_dict`)."""
+
+    condition: Condition
+    statements: list[dict[str, Any]]
+    stop_reason: str
+    survey: list[dict[str, Any]]
+    values: dict[str, float | str | None]
+    calls: int = 0
+    health: UnitHealth = field(default_factory=lambda: UnitHealth(unit=""))
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "condition_id": self.condition.id,
+            "index": self.condition.index,
+            "treatments": dict(self.condition.treatments),
+            "statements": self.statements,
+            "stop_reason": self.stop_reason,
+            "survey": self.survey,
+            "values": self.values,
+            "calls": self.calls,
+            "health": self.health.to_dict(),
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ConditionRun:
+        condition = Condition(data["condition_id"], int(data["index"]), dict(data["treatments"]))
+        return cls(
+            condition=condition,
+            statements=list(data["statements"]),
+            stop_reason=data["stop_reason"],
+            survey=list(data["survey"]),
+            values=dict(data["values"]),
+            calls=int(data.get("calls", 0)),
+            health=UnitHealth.from_dict(data.get("health") or {"unit": condition.id}),
+            error=data.get("error"),
+        )
+
+
+def opening_text(hypothesis: Hypothesis) -> str:
+    """The scenario line every conversation prompt starts with, naming the participants."""
+    roles = ", ".join(f"{a.name} (the {a.role})" for a in hypothesis.agents)
+    return f"{hypothesis.scenario}\nParticipants: {roles}."
+
+
+class _Subject(GenerativeAgent):
+    """A subject; the first one also keeps the realized statements (every agent hears
+    every statement), so a conversation that fails half-way still leaves its transcript."""
+
+    heard: list[dict[str, Any]] | None = None
+
+    def observe(self, text: str) -> None:
+        super().observe(text)
+        if self.heard is not None:
+            speaker, _, said = text.partition(": ")
+            self.heard.append({"speaker": speaker, "text": said})
+
+
+def build_agents(
+    hypothesis: Hypothesis, condition: Condition, model: LanguageModel
+) -> list[GenerativeAgent]:
+    """The condition's LLM subjects: identity, goal, constraint and attributes (background
+    plus the treatment values each one carries)."""
+    agents: list[GenerativeAgent] = []
+    for spec in hypothesis.agents:
+        components = [
+            Identity(f"You are {{name}}, the {spec.role}, in this situation: {hypothesis.scenario}")
+        ]
+        if spec.goal:
+            components.append(Goal(spec.goal))
+        if spec.constraint:
+            components.append(Constraint(spec.constraint))
+        attributes = hypothesis.attributes_for(spec, condition.treatments)
+        if attributes:
+            components.append(Attributes(attributes))
+        agents.append(_Subject(spec.name, model, components))
+    agents[0].heard = []  # type: ignore[attr-defined]
+    return agents
+
+
+def build_coordinator(hypothesis: Hypothesis, model: LanguageModel) -> GenerativeAgent:
+    """The coordinator: runs the conversation, decides when it ends, reads the transcript
+    for the survey questions addressed to it. The agents never see it."""
+    return GenerativeAgent(
+        COORDINATOR,
+        model,
+        [
+            Identity(
+                "You coordinate a simulated social situation as a neutral observer and never "
+                f"take part in it. The situation: {hypothesis.scenario}"
+            )
+        ],
+    )
+
+
+def survey_questions(hypothesis: Hypothesis) -> list[SurveyQuestion]:
+    """One :class:`SurveyQuestion` per measurement question of every measured variable."""
+    out = []
+    for v in hypothesis.measured:
+        for q in v.questions:
+            out.append(
+                SurveyQuestion(
+                    variable=v.name,
+                    question=q.text,
+                    type=v.type,
+                    levels=tuple(v.levels),
+                    addressee=q.addressee,
+                )
+            )
+    return out
+
+
+def survey_values(hypothesis: Hypothesis, answers: list[SurveyAnswer]) -> dict[str, Any]:
+    """Each measured variable's value: its answers combined by its aggregation rule."""
+    out: dict[str, Any] = {}
+    for v in hypothesis.measured:
+        values = [a.value for a in answers if a.variable == v.name]
+        out[v.name] = aggregate(values, v.aggregation, v.type)
+    return out
+
+
+async def arun_condition(
+    hypothesis: Hypothesis,
+    condition: Condition,
+    *,
+    subject_model: LanguageModel,
+    coordinator_model: LanguageModel,
+    seed: int = 0,
+) -> ConditionRun:
+    """Run ``condition`` with LLM subjects. A model that fails for good (an
+    :class:`LLMError` or a :class:`ParseFailure` after repairs) ends the condition with
+    ``error`` set, the statements so far kept and the failure counted in its health."""
+    agents = build_agents(hypothesis, condition, subject_model)
+    coordinator = build_coordinator(hypothesis, coordinator_model)
+    everyone: list[Entity] = [*agents, coordinator]
+    health = UnitHealth(unit=condition.id)
+    statements: list[dict[str, Any]] = []
+    stop_reason, answers, error = "error", [], None
+    try:
+        conversation = await arun_conversation(
+            agents,
+            protocol=hypothesis.protocol,
+            opening=opening_text(hypothesis),
+            coordinator=coordinator,
+            central=hypothesis.central,
+            order=hypothesis.order or None,
+            max_statements=hypothesis.max_statements,
+            seed=child_seed(seed, "conversation", condition.id) or 0,
+        )
+        statements = [{"speaker": s.speaker, "text": s.text} for s in conversation.statements]
+        stop_reason = conversation.stop_reason
+        context = f"{opening_text(hypothesis)}\n\nTranscript:\n{conversation.transcript()}"
+        entities = {e.name: e for e in everyone}
+        answers = await aask_survey(entities, survey_questions(hypothesis), context=context)
+    except (LLMError, ParseFailure) as exc:
+        statements = statements or list(getattr(agents[0], "heard", None) or [])
+        who, reply = _failing_step(everyone)
+        kind = "parse_failures" if isinstance(exc, ParseFailure) else "model_errors"
+        health.note_failure(kind, getattr(exc, "raw", None) or reply)
+        error = f"{who}: {type(exc).__name__}: {cut(str(exc), 300)}"
+    health.steps = sum(e.step for e in everyone if isinstance(e, GenerativeAgent))
+    for a in answers:
+        if a.is_na and not a.explanation.startswith("NA: the respondent"):
+            health.note_failure("parse_failures", a.raw)
+    return ConditionRun(
+        condition=condition,
+        statements=statements,
+        stop_reason=stop_reason,
+        survey=[a.to_dict() for a in answers],
+        values=survey_values(hypothesis, answers) if answers else {},
+        calls=health.steps,
+        health=health,
+        error=error,
+    )
+
+
+def _failing_step(entities: list[Entity]) -> tuple[str, str]:
+    """``("<agent> step <n>", last reply)`` of the entity that acted last (the one whose
+    call failed has not logged it yet, so name its next step)."""
+    best = max(entities, key=lambda e: getattr(e, "step", 0) - len(getattr(e, "log", ())))
+    last = best.log[-1].output if getattr(best, "log", None) and len(best.log) else ""
+    return f"{best.name} step {getattr(best, 'step', 0)}", last
+
+
+__all__ = [
+    "ConditionRun",
+    "arun_condition",
+    "build_agents",
+    "build_coordinator",
+    "opening_text",
+    "survey_questions",
+    "survey_values",
+]

@@ -1,0 +1,86 @@
+"""The cost of a study before any paid call: planned calls and a token and price range.
+
+A conversation's length is only known afterwards, so the plan is a range: the low end
+assumes the coordinator ends every conversation once each agent has spoken, the high
+end that every conversation runs to the statement cap. Prompts grow with the
+transcript; token counts are estimated at four characters a token (a range, as EDSL's
+users asked for, never a point). Cached calls cost nothing, so a rerun's real cost,
+printed after the run from the ledger, can be far below the plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from silicolab.llm.ledger import Prices
+from silicolab.studies.conduct import opening_text
+from silicolab.studies.hypothesis import Hypothesis
+
+_CHARS_PER_TOKEN = 4
+_STATEMENT_TOKENS = 60  # a typical reply: a few sentences
+_PERSONA_TOKENS = 120  # identity, goal, constraint and attributes
+
+
+@dataclass(frozen=True)
+class CostPlan:
+    """Planned calls and tokens (low, high) for ``conditions`` conditions, and the price
+    range at the given per-million-token prices (``None`` when no price is known)."""
+
+    conditions: int
+    calls: tuple[int, int]
+    input_tokens: tuple[int, int]
+    output_tokens: tuple[int, int]
+    cost_usd: tuple[float, float] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary_line(self) -> str:
+        if self.calls[1] == 0:
+            return f"plan: {self.conditions} conditions with rule-based subjects, no LLM calls"
+        cost = (
+            "price unknown (set prices for the model in silicolab.yaml; offline models cost $0)"
+            if self.cost_usd is None
+            else f"${self.cost_usd[0]:.2f}-${self.cost_usd[1]:.2f}"
+        )
+        return (
+            f"plan: {self.conditions} conditions, {self.calls[0]}-{self.calls[1]} LLM calls, "
+            f"{self.input_tokens[0]:,}-{self.input_tokens[1]:,} input and "
+            f"{self.output_tokens[0]:,}-{self.output_tokens[1]:,} output tokens, {cost}"
+        )
+
+
+def _conversation(hypothesis: Hypothesis, statements: int) -> tuple[int, int, int]:
+    """(calls, input tokens, output tokens) of one conversation of ``statements``."""
+    n_agents = len(hypothesis.agents)
+    drafts = n_agents - 1 if hypothesis.protocol == "coordinator_after" else 1
+    base = len(opening_text(hypothesis)) // _CHARS_PER_TOKEN + _PERSONA_TOKENS
+    calls = input_tokens = output_tokens = 0
+    for k in range(statements):
+        prompt = base + k * _STATEMENT_TOKENS
+        calls += drafts + 1  # the statement (or drafts) and the coordinator's decision
+        input_tokens += (drafts + 1) * prompt
+        output_tokens += drafts * _STATEMENT_TOKENS + 5
+    questions = sum(len(v.questions) for v in hypothesis.measured)
+    survey_prompt = base + statements * _STATEMENT_TOKENS
+    calls += questions * 2  # an answer, and at most one parsing call
+    input_tokens += questions * 2 * survey_prompt
+    output_tokens += questions * (_STATEMENT_TOKENS + 5)
+    return calls, input_tokens, output_tokens
+
+
+def plan_cost(hypothesis: Hypothesis, conditions: int, prices: Prices | None = None) -> CostPlan:
+    """The planned calls, tokens and price range of running ``conditions`` conditions."""
+    low = _conversation(hypothesis, min(len(hypothesis.agents), hypothesis.max_statements))
+    high = _conversation(hypothesis, hypothesis.max_statements)
+    calls = (low[0] * conditions, high[0] * conditions)
+    inputs = (low[1] * conditions, high[1] * conditions)
+    outputs = (low[2] * conditions, high[2] * conditions)
+    cost = None
+    if prices is not None and (prices.input_per_mtok or prices.output_per_mtok):
+        cost = (prices.cost(inputs[0], outputs[0]), prices.cost(inputs[1], outputs[1]))
+    return CostPlan(conditions, calls, inputs, outputs, cost)
+
+
+__all__ = ["CostPlan", "plan_cost"]

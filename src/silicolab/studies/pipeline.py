@@ -1,0 +1,202 @@
+"""One study, end to end: design -> runs -> survey data -> fit -> predictions -> follow-on.
+
+:func:`arun_study` does the work inside a run directory. Every finished condition is one
+event in ``events.jsonl`` (its whole :class:`ConditionRun`), so ``--resume`` redoes only
+the unfinished conditions and, with the LLM cache, no paid call is made twice. The
+hypothesis is stored beside ``run.json`` as ``hypothesis.yaml``: a resumed run reads it
+from there, so editing the source file after the start can never mix two experiments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from silicolab.core.errors import InputError
+from silicolab.llm.base import LanguageModel
+from silicolab.runs import Run, RunHealth
+from silicolab.runtime import AsyncExecutor
+from silicolab.studies.conduct import ConditionRun, arun_condition
+from silicolab.studies.data import column_dictionary, na_counts, study_table
+from silicolab.studies.design import Design, make_design
+from silicolab.studies.fit import StudyFit, fit_study
+from silicolab.studies.hypothesis import Hypothesis
+from silicolab.studies.rule_worlds import rule_world
+
+HYPOTHESIS_FILE = "hypothesis.yaml"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StudyOptions:
+    """How a study is run; stored in ``run.json`` and reused by ``--resume``."""
+
+    subjects: Literal["llm", "rule"] = "llm"
+    conditions: int | None = None
+    seed: int = 0
+    max_conditions: int = 1000
+    jobs: int = 16
+    interactions: bool = False
+    drop_capped: bool = False
+    predict: bool = False
+    predict_conditions: int = 50
+    follow_on: bool = False
+    rule_options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StudyOptions:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class StudyModels:
+    """The model of each role: the scientist (hypotheses, predictions, follow-on), the
+    subjects (the agents) and the coordinator (turn-taking, stopping, transcript reading)."""
+
+    scientist: LanguageModel
+    subject: LanguageModel
+    coordinator: LanguageModel
+
+    def specs(self) -> dict[str, str]:
+        return {role: getattr(getattr(self, role), "spec", "?") for role in self.roles()}
+
+    @staticmethod
+    def roles() -> tuple[str, ...]:
+        return ("scientist", "subject", "coordinator")
+
+    def ledgers(self) -> dict[str, Any]:
+        """Each distinct model's ledger summary, by role (a model shared by roles once)."""
+        out: dict[str, Any] = {}
+        seen: set[int] = set()
+        for role in self.roles():
+            model = getattr(self, role)
+            if id(model) in seen or not hasattr(model, "ledger"):
+                continue
+            seen.add(id(model))
+            out[role] = model.ledger.summary()
+        return out
+
+
+@dataclass
+class StageResult:
+    """The runs, data and fit of one experiment (the main one or the follow-on)."""
+
+    hypothesis: Hypothesis
+    design: Design
+    runs: list[ConditionRun]
+    fit: StudyFit | None
+    fit_error: str | None = None
+
+    @property
+    def table(self) -> Any:
+        return study_table(self.hypothesis, self.runs)
+
+    def health(self) -> RunHealth:
+        return RunHealth.of(r.health for r in self.runs)
+
+    def to_dict(self) -> dict[str, Any]:
+        table = self.table
+        return {
+            "hypothesis": self.hypothesis.to_dict(),
+            "design": {
+                "protocol": self.hypothesis.protocol,
+                "order": self.hypothesis.order,
+                "central": self.hypothesis.central,
+                "max_statements": self.hypothesis.max_statements,
+                **self.design.to_dict(),
+            },
+            "runs": [r.to_dict() for r in self.runs],
+            "data": {
+                "columns": column_dictionary(self.hypothesis),
+                "rows": table.astype(object).where(table.notna(), None).to_dict("records"),
+                "na_counts": na_counts(self.hypothesis, table),
+                "errors": sum(r.error is not None for r in self.runs),
+                "capped": int((table.stop_reason == "cap").sum()) if len(table) else 0,
+            },
+            "estimation": self.fit.to_dict() if self.fit else None,
+            "fit_error": self.fit_error,
+        }
+
+
+async def arun_stage(
+    hypothesis: Hypothesis,
+    options: StudyOptions,
+    *,
+    run: Run,
+    models: StudyModels | None,
+    prefix: str = "",
+    description: str = "conditions",
+) -> StageResult:
+    """Run every condition of ``hypothesis`` (resumably, ``prefix`` keeps a follow-on's
+    units apart from the main ones), then build the data and fit it."""
+    design = make_design(
+        hypothesis,
+        conditions=options.conditions,
+        seed=options.seed,
+        max_conditions=options.max_conditions,
+    )
+    run_one = _condition_runner(hypothesis, options, models)
+    jobs = options.jobs if options.subjects == "llm" else 1
+    executor = AsyncExecutor(concurrency=jobs, description=description)
+    results = await executor.amap(
+        run_one,
+        design.conditions,
+        key=lambda c: prefix + c.id,
+        run=run,
+        to_event=lambda r: r.to_dict(),
+        from_event=ConditionRun.from_dict,
+        on_error="record",
+    )
+    crashed = [r for r in results if not r.ok]
+    if crashed:
+        raise InputError(
+            f"{len(crashed)} of {len(results)} conditions crashed (first: {crashed[0].key}: "
+            f"{crashed[0].error}); the finished ones are kept: fix the cause and rerun with "
+            "--resume"
+        )
+    runs = [r.value for r in results]
+    stage = StageResult(hypothesis, design, runs, None)
+    try:
+        stage.fit = fit_study(
+            hypothesis,
+            stage.table,
+            interactions=options.interactions,
+            drop_capped=options.drop_capped,
+        )
+    except InputError as exc:
+        stage.fit_error = str(exc)
+    return stage
+
+
+def _condition_runner(
+    hypothesis: Hypothesis, options: StudyOptions, models: StudyModels | None
+) -> Callable[[Any], Any]:
+    if options.subjects == "rule":
+        world = rule_world(hypothesis)
+        return lambda condition: world(hypothesis, condition, dict(options.rule_options))
+    if models is None:
+        raise InputError("LLM subjects need models; pass models= or use subjects='rule'")
+
+    async def run_one(condition: Any) -> ConditionRun:
+        return await arun_condition(
+            hypothesis,
+            condition,
+            subject_model=models.subject,
+            coordinator_model=models.coordinator,
+            seed=options.seed,
+        )
+
+    return run_one
+
+
+__all__ = [
+    "HYPOTHESIS_FILE",
+    "StageResult",
+    "StudyModels",
+    "StudyOptions",
+    "arun_stage",
+]

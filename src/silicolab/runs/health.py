@@ -35,6 +35,9 @@ class UnitHealth:
     skipped_steps: int = 0
     model_errors: int = 0
     sample_reply: str = ""
+    #: Set when the unit produced no usable result at all (e.g. a conversation that ended
+    #: in an error, or a survey whose every answer was unusable), whatever its counts.
+    unusable: bool = False
 
     @property
     def failed_steps(self) -> int:
@@ -42,8 +45,8 @@ class UnitHealth:
 
     @property
     def all_failed(self) -> bool:
-        """True when the unit took steps and none of them succeeded."""
-        return self.steps > 0 and self.failed_steps >= self.steps
+        """True when the unit is unusable or took steps and none of them succeeded."""
+        return self.unusable or (self.steps > 0 and self.failed_steps >= self.steps)
 
     def note_failure(self, counter: str, reply: str | None = None) -> None:
         """Count one failed step under ``counter`` and keep the first sample reply."""
@@ -58,7 +61,7 @@ class UnitHealth:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UnitHealth:
-        known = {"unit", "steps", "sample_reply", *COUNTERS}
+        known = {"unit", "steps", "sample_reply", "unusable", *COUNTERS}
         return cls(**{k: v for k, v in data.items() if k in known})
 
 

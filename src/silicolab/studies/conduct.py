@@ -204,6 +204,7 @@ async def arun_condition(
     for a in answers:
         if a.is_na and not a.explanation.startswith("NA: the respondent"):
             health.note_failure("parse_failures", a.raw)
+    health.unusable = error is not None or all(a.is_na for a in answers)
     return ConditionRun(
         condition=condition,
         statements=statements,

@@ -117,6 +117,10 @@ def run_study_command(
         hypothesis = load_study_hypothesis(example, hypothesis_file)
         used, run = settings, None
     options = StudyOptions.from_dict(used)
+    if options.subjects == "rule":
+        from silicolab.studies.rule_worlds import rule_world
+
+        rule_world(hypothesis)  # refuses a study without rule-based subjects, before any run
     design = make_design(
         hypothesis,
         conditions=options.conditions,
@@ -141,7 +145,7 @@ def run_study_command(
     with run:
         record = run_sync(arun_study(hypothesis, options, run=run, models=models))
         run.write_report(study_report(record))
-    summary = {"run_dir": str(run.path), "status": run.status, "plan": plan.to_dict()}
+    summary = {"run_dir": str(run.path.resolve()), "status": run.status, "plan": plan.to_dict()}
     summary.update(_summary_figures(record))
     _print(record, summary, json_out)
     if run.status == "degraded":
@@ -223,12 +227,12 @@ def hypothesis_command(
     base_url: str | None, config: Path | None, json_out: bool,
 ) -> None:  # fmt: skip
     """``study hypothesis``: the scientist model's SCM for ``scenario``, as editable YAML."""
+    if len(scenario.strip()) < 10:
+        raise InputError("the scenario is empty or too short; describe it in a sentence")
     from silicolab.llm.base import run_sync
     from silicolab.studies.files import write_hypothesis
     from silicolab.studies.scientist import agenerate_hypothesis
 
-    if len(scenario.strip()) < 10:
-        raise InputError("the scenario is empty or too short; describe it in a sentence")
     scientist = scientist_model(model, base_url, config)
     result = run_sync(agenerate_hypothesis(scenario, scientist, n_causes=causes, seed=seed))
     path = write_hypothesis(result, out)

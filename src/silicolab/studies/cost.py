@@ -70,8 +70,13 @@ def _conversation(hypothesis: Hypothesis, statements: int) -> tuple[int, int, in
     return calls, input_tokens, output_tokens
 
 
-def plan_cost(hypothesis: Hypothesis, conditions: int, prices: Prices | None = None) -> CostPlan:
-    """The planned calls, tokens and price range of running ``conditions`` conditions."""
+def plan_cost(
+    hypothesis: Hypothesis, conditions: int, prices: Prices | None = None, *, llm: bool = True
+) -> CostPlan:
+    """The planned calls, tokens and price range of running ``conditions`` conditions
+    (``llm=False``: rule-based subjects, no calls at all)."""
+    if not llm:
+        return CostPlan(conditions, (0, 0), (0, 0), (0, 0), (0.0, 0.0))
     low = _conversation(hypothesis, min(len(hypothesis.agents), hypothesis.max_statements))
     high = _conversation(hypothesis, hypothesis.max_statements)
     calls = (low[0] * conditions, high[0] * conditions)

@@ -47,6 +47,7 @@ class ConditionRun:
     survey: list[dict[str, Any]]
     values: dict[str, float | str | None]
     calls: int = 0
+    conversation_calls: int = 0
     health: UnitHealth = field(default_factory=lambda: UnitHealth(unit=""))
     error: str | None = None
 
@@ -60,6 +61,7 @@ class ConditionRun:
             "survey": self.survey,
             "values": self.values,
             "calls": self.calls,
+            "conversation_calls": self.conversation_calls,
             "health": self.health.to_dict(),
             "error": self.error,
         }
@@ -74,6 +76,7 @@ class ConditionRun:
             survey=list(data["survey"]),
             values=dict(data["values"]),
             calls=int(data.get("calls", 0)),
+            conversation_calls=int(data.get("conversation_calls", 0)),
             health=UnitHealth.from_dict(data.get("health") or {"unit": condition.id}),
             error=data.get("error"),
         )
@@ -177,7 +180,7 @@ async def arun_condition(
     everyone: list[Entity] = [*agents, coordinator]
     health = UnitHealth(unit=condition.id)
     statements: list[dict[str, Any]] = []
-    stop_reason, answers, error = "error", [], None
+    stop_reason, answers, error, conversation_calls = "error", [], None, 0
     try:
         conversation = await arun_conversation(
             agents,
@@ -191,6 +194,7 @@ async def arun_condition(
         )
         statements = [{"speaker": s.speaker, "text": s.text} for s in conversation.statements]
         stop_reason = conversation.stop_reason
+        conversation_calls = conversation.llm_calls
         context = f"{opening_text(hypothesis)}\n\nTranscript:\n{conversation.transcript()}"
         entities = {e.name: e for e in everyone}
         answers = await aask_survey(entities, survey_questions(hypothesis), context=context)
@@ -212,6 +216,7 @@ async def arun_condition(
         survey=[a.to_dict() for a in answers],
         values=survey_values(hypothesis, answers) if answers else {},
         calls=health.steps,
+        conversation_calls=conversation_calls,
         health=health,
         error=error,
     )

@@ -4,7 +4,7 @@ This is a test double, not a language model. Plugged into the ``scripted`` backe
 plays every subject and the coordinator of a study:
 
 * a subject's statement states the attributes in its own prompt (its treatment values);
-* the coordinator lets the conversation end once every agent has spoken;
+* the coordinator lets the conversation end once every agent has spoken ``rounds`` times;
 * a survey answer about the outcome is computed from the treatment values found in the
   transcript through the hidden linear SCM ``y = intercept + sum(effect * x) + noise``
   (noise seeded by the treatment values, so answers do not depend on call order); a
@@ -54,6 +54,7 @@ class HiddenWorld:
         intercept: float = 0.0,
         noise_sd: float = 1.0,
         seed: int = 0,
+        rounds: int = 1,
     ) -> None:
         unknown = set(effects) - {v.name for v in hypothesis.treatments}
         if unknown:
@@ -63,6 +64,7 @@ class HiddenWorld:
         self.intercept = intercept
         self.noise_sd = noise_sd
         self.seed = seed
+        self.rounds = rounds
 
     def __call__(self, request: Request) -> str:
         user = _text(request, "user")
@@ -79,8 +81,9 @@ class HiddenWorld:
     def _choose(self, user: str) -> str:
         options = dict(_OPTIONS.findall(user.split("Options:\n", 1)[1]))
         by_text = {text.strip(): int(number) for number, text in options.items()}
-        spoken = {m.group(1) for m in _LINE.finditer(user)}
-        everyone = {a.name for a in self.hypothesis.agents} <= spoken
+        said = [m.group(1) for m in _LINE.finditer(user)]
+        spoken = set(said)
+        everyone = all(said.count(a.name) >= self.rounds for a in self.hypothesis.agents)
         if "stop" in by_text and "continue" in by_text:
             return json.dumps({"choice": by_text["stop" if everyone else "continue"]})
         if everyone and "STOP" in by_text:

@@ -11,34 +11,16 @@ import pytest
 
 from silicolab.core.errors import InputError, ParseFailure
 from silicolab.llm import load_model
-from silicolab.scm import estimate_paths
-from silicolab.studies import load_example, make_design
-from silicolab.studies.predict import (
-    apredict,
-    mechanical_loo,
-    predict,
-    scm_variables,
-)
+from silicolab.studies.predict import apredict, mechanical_loo, predict
 from silicolab.studies.scripted import step_of
 
-TRUE = {"budget_1": 0.3, "budget_2": 0.5, "budget_3": 0.0}
+from .synthetic import EFFECTS, synthetic_auction
+
+TRUE = EFFECTS
 
 
 def synthetic(n: int = 60, seed: int = 1) -> tuple:
-    """The auction study on a random subset of its design, with price = 20 + 0.3 b1 +
-    0.5 b2 + 0 b3 + N(0, 15^2)."""
-    hypothesis = load_example("auction")
-    design = make_design(hypothesis, conditions=n, seed=seed)
-    rows = []
-    for c in design.conditions:
-        row = {"condition_id": c.id}
-        row |= {k: hypothesis.variable(k).numeric(v) for k, v in c.treatments.items()}
-        rows.append(row)
-    data = pd.DataFrame(rows)
-    noise = np.random.default_rng(seed).normal(0, 15, len(data))
-    data["final_price"] = 20 + sum(b * data[k] for k, b in TRUE.items()) + noise
-    fit = estimate_paths(data, hypothesis.equations(), variables=scm_variables(hypothesis))
-    return hypothesis, data, fit
+    return synthetic_auction(n, seed)
 
 
 def press_residuals(data: pd.DataFrame) -> np.ndarray:

@@ -125,13 +125,11 @@ def check_values(kind: str, levels: tuple[str, ...], values: list[str]) -> None:
 
 
 @cache
-def causes_schema(minimum: int, maximum: int) -> type[Reply]:
-    """Between ``minimum`` and ``maximum`` proposed causes."""
+def causes_schema(minimum: int) -> type[Reply]:
+    """At least ``minimum`` proposed causes (the caller keeps the first ones it asked for)."""
 
     class CausesReply(Reply):
-        causes: list[Idea] = Field(
-            min_length=minimum, max_length=maximum, description="the proposed causes"
-        )
+        causes: list[Idea] = Field(min_length=minimum, description="the proposed causes")
 
     return CausesReply
 

@@ -67,7 +67,7 @@ async def propose_causes(
     """Ask for ``count`` causes of ``effect`` (exactly, or up to, ``count``), optionally
     only ones fixed before the run, new relative to ``existing``, in the light of
     ``findings`` (one line per tested path)."""
-    schema = causes_schema(count if exact else 1, count)
+    schema = causes_schema(count if exact else 1)
     reply = await sci.ask(
         "causes",
         schema,

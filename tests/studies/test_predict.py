@@ -11,6 +11,8 @@ import pytest
 
 from silicolab.core.errors import InputError, ParseFailure
 from silicolab.llm import load_model
+from silicolab.studies import Hypothesis, load_example
+from silicolab.studies.hypothesis import StudyVariable
 from silicolab.studies.predict import apredict, mechanical_loo, predict
 from silicolab.studies.scripted import step_of
 
@@ -126,6 +128,8 @@ async def test_predict_y_and_loo_on_a_seeded_subset() -> None:
     record = got.to_dict()
     assert record["mse"]["loo_mechanical_subset"] is not None
     assert len(record["conditions"]) == len(data)
+    assert len(record["decisions"]) == 24
+    assert record["decisions"][0]["explanation"].startswith("guess for predict_")
 
 
 def test_mechanical_only_needs_no_model_and_bad_tasks_are_refused() -> None:
@@ -136,3 +140,37 @@ def test_mechanical_only_needs_no_model_and_bad_tasks_are_refused() -> None:
         predict(hypothesis, data, fit, None, tasks=("theory",))
     with pytest.raises(InputError, match="need a scientist model"):
         predict(hypothesis, data, fit, None, tasks=("y",))
+
+
+def test_mechanical_loo_predicts_through_a_mediator() -> None:
+    """y = 1 + 2 m + 0.5 x exactly and m = 3 + a + noise: the LOO prediction of y uses the
+    LOO prediction of m, so y_i - yhat_i = 2 * (PRESS residual of m)_i."""
+    base = load_example("mug")
+    trust = StudyVariable(
+        name="trust",
+        role="mediator",
+        type="continuous",
+        questions=[{"addressee": "buyer", "text": "How much do you trust the seller?"}],
+        causes=["seller_attachment"],
+    )
+    causes = ["buyer_budget", "trust"]
+    outcome = base.outcome.model_copy(update={"type": "continuous", "causes": causes})
+    variables = [outcome, base.variable("buyer_budget"), trust, base.variable("seller_attachment")]
+    hypothesis = Hypothesis.model_validate(
+        base.model_dump() | {"variables": [v.model_dump() for v in variables]}
+    )
+    gen = np.random.default_rng(0)
+    data = pd.DataFrame(
+        {
+            "condition_id": [f"c{i}" for i in range(40)],
+            "buyer_budget": gen.choice([3.0, 6.0, 10.0, 20.0], 40),
+            "seller_attachment": gen.integers(1, 6, 40).astype(float),
+        }
+    )
+    data["trust"] = 3 + data.seller_attachment + gen.normal(0, 1, 40)
+    data["deal"] = 1 + 2 * data.trust + 0.5 * data.buyer_budget
+    loo, _ = mechanical_loo(hypothesis, data)
+    x = np.column_stack([np.ones(40), data.seller_attachment])
+    hat = x @ np.linalg.solve(x.T @ x, x.T)
+    press_m = (data.trust - hat @ data.trust) / (1 - np.diag(hat))
+    np.testing.assert_allclose(data.deal - loo.to_numpy(), 2 * press_m, atol=1e-8)

@@ -31,7 +31,7 @@ from silicolab.core.seeding import rng
 from silicolab.llm import LanguageModel
 from silicolab.llm.base import run_sync
 from silicolab.scm import PathEstimates, Variable, estimate_paths
-from silicolab.studies.hypothesis import Hypothesis
+from silicolab.studies.hypothesis import Decision, Hypothesis
 from silicolab.studies.predict_schemas import PredictionReply, beta_schema, path_label
 from silicolab.studies.scientist_steps import Scientist
 
@@ -43,7 +43,8 @@ TASKS = ("y", "beta", "loo", "loo_mechanical")
 class Predictions:
     """What :func:`apredict` found: per-condition rows (``observed``, ``predict_y``,
     ``loo_mechanical``, ``loo_llm``), per-path rows (predict-β against the fit), the
-    mean squared error of each method and how many model calls each task made."""
+    mean squared error of each method, how many model calls each task made, and each
+    model answer with its explanation (``decisions``, step ``<condition>.predict_y``...)."""
 
     outcome: str
     conditions: list[dict[str, Any]]
@@ -52,6 +53,7 @@ class Predictions:
     beta_summary: dict[str, float | None]
     calls: dict[str, int]
     llm_conditions: list[str] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
 
     @property
     def table(self) -> pd.DataFrame:
@@ -70,6 +72,7 @@ class Predictions:
                 "llm_conditions": self.llm_conditions,
                 "conditions": self.conditions,
                 "paths": self.paths,
+                "decisions": [d.model_dump(mode="json") for d in self.decisions],
             }
         )
 
@@ -267,6 +270,7 @@ async def apredict(
         beta_summary=summary,
         calls=calls,
         llm_conditions=chosen if set(tasks) & {"y", "loo"} else [],
+        decisions=sorted(sci.decisions, key=lambda d: d.step),
     )
 
 

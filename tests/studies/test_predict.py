@@ -1,0 +1,176 @@
+"""Predictions (paper §4) against a synthetic experiment with a known linear truth."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from silicolab.core.errors import InputError, ParseFailure
+from silicolab.llm import load_model
+from silicolab.studies import Hypothesis, load_example
+from silicolab.studies.hypothesis import StudyVariable
+from silicolab.studies.predict import apredict, mechanical_loo, predict
+from silicolab.studies.scripted import step_of
+
+from .synthetic import EFFECTS, synthetic_auction
+
+TRUE = EFFECTS
+
+
+def synthetic(n: int = 60, seed: int = 1) -> tuple:
+    return synthetic_auction(n, seed)
+
+
+def press_residuals(data: pd.DataFrame) -> np.ndarray:
+    """Closed-form leave-one-out residuals of OLS: e_i / (1 - h_ii)."""
+    x = np.column_stack([np.ones(len(data)), data[list(TRUE)].to_numpy(float)])
+    y = data["final_price"].to_numpy(float)
+    hat = x @ np.linalg.solve(x.T @ x, x.T)
+    return (y - hat @ y) / (1 - np.diag(hat))
+
+
+def test_mechanical_loo_equals_the_press_closed_form() -> None:
+    hypothesis, data, _ = synthetic()
+    data.loc[3, "final_price"] = np.nan  # a missing outcome is left out, not predicted
+    loo, fits = mechanical_loo(hypothesis, data)
+    complete = data.dropna()
+    press = press_residuals(complete)
+    assert len(loo) == len(fits) == len(complete)
+    residuals = complete.final_price.to_numpy() - loo.loc[complete.condition_id].to_numpy()
+    np.testing.assert_allclose(residuals, press, rtol=0, atol=1e-9)
+    assert abs(np.mean(residuals**2) - np.mean(press**2)) < 1e-9
+
+
+def _reply(answers: dict[str, object], seen: list | None = None):
+    def reply(request):
+        step, subject, prompt = step_of(request)
+        if seen is not None:
+            seen.append((step, subject, prompt))
+        payload = answers[step]
+        payload = payload(prompt) if callable(payload) else payload
+        return json.dumps({"explanation": f"guess for {step}", **payload})
+
+    return reply
+
+
+BETA = [
+    {"path": "budget_1 -> final_price", "estimate": 0.6, "significant": True},
+    {"path": "budget_2 -> final_price", "estimate": -0.25, "significant": True},
+    {"path": "budget_3 -> final_price", "estimate": 0.1, "significant": True},
+]
+
+
+def test_predict_beta_is_compared_with_the_fit() -> None:
+    hypothesis, data, fit = synthetic()
+    model = load_model("scripted", fn=_reply({"predict_beta": {"paths": BETA}}))
+    got = predict(hypothesis, data, fit, model, tasks=("beta",))
+    rows = {r["rhs"]: r for r in got.paths}
+    assert got.calls == {"predict_y": 0, "predict_beta": 1, "loo_llm": 0}
+    for guess in BETA:
+        cause = guess["path"].split(" ->")[0]
+        row, actual = rows[cause], fit.coefficient("final_price", cause)
+        assert row["estimate"] == pytest.approx(actual)
+        assert row["predicted"] == guess["estimate"]
+        assert row["error"] == pytest.approx(guess["estimate"] - actual)
+        assert row["ratio"] == pytest.approx(abs(guess["estimate"] / actual))
+        assert row["sign_correct"] == (np.sign(guess["estimate"]) == np.sign(actual))
+        assert row["significance_correct"] == (row["significant"] is True)
+    # the truth: budget_1 and budget_2 matter, budget_3 does not
+    assert rows["budget_1"]["sign_correct"] and not rows["budget_2"]["sign_correct"]
+    assert rows["budget_1"]["significant"] and not rows["budget_3"]["significant"]
+    assert got.beta_summary["share_sign_correct"] == pytest.approx(
+        np.mean([r["sign_correct"] for r in got.paths])
+    )
+    assert got.beta_summary["share_significance_correct"] == pytest.approx(2 / 3)
+    assert json.loads(json.dumps(got.to_dict()))["paths"][0]["predicted"] == 0.6
+
+
+def test_predict_beta_reply_missing_a_path_names_the_step() -> None:
+    hypothesis, data, fit = synthetic()
+    model = load_model("scripted", fn=_reply({"predict_beta": {"paths": BETA[:2]}}))
+    with pytest.raises(ParseFailure, match="step 'predict_beta'"):
+        predict(hypothesis, data, fit, model, tasks=("beta",))
+
+
+async def test_predict_y_and_loo_on_a_seeded_subset() -> None:
+    hypothesis, data, fit = synthetic()
+    seen: list = []
+    model = load_model(
+        "scripted",
+        fn=_reply({"predict_y": {"prediction": 100.0}, "predict_loo": {"prediction": 150.0}}, seen),
+    )
+    got = await apredict(
+        hypothesis, data, fit, model, max_conditions=12, seed=5, tasks=("y", "loo")
+    )
+    again = await apredict(
+        hypothesis, data, fit, model, max_conditions=12, seed=5, tasks=("y", "loo")
+    )
+    assert got.llm_conditions == again.llm_conditions and len(got.llm_conditions) == 12
+    assert got.calls == {"predict_y": 12, "predict_beta": 0, "loo_llm": 12}
+    subset = data.set_index("condition_id").loc[got.llm_conditions, "final_price"]
+    assert got.mse["predict_y"] == pytest.approx(np.mean((subset - 100.0) ** 2))
+    assert got.mse["loo_llm"] == pytest.approx(np.mean((subset - 150.0) ** 2))
+    assert got.mse["loo_mechanical"] == pytest.approx(np.mean(press_residuals(data) ** 2))
+    table = got.table.set_index("condition_id")
+    assert table.predict_y.notna().sum() == 12 and table.loo_mechanical.notna().all()
+    # the model LOO prompt shows the fit without that condition, and its treatments as text
+    _, fits = mechanical_loo(hypothesis, data)
+    _, cid, prompt = next(s for s in seen if s[0] == "predict_loo")
+    assert f"{fits[cid].coefficient('final_price', 'budget_1'):.6g}" in prompt
+    row = data.set_index("condition_id").loc[cid]
+    assert re.search(rf"- budget_1: \${int(row.budget_1)}\b", prompt)
+    y_prompt = next(s[2] for s in seen if s[0] == "predict_y")
+    assert "intercept" not in y_prompt and 'Predict the value of "final_price"' in y_prompt
+    record = got.to_dict()
+    assert record["mse"]["loo_mechanical_subset"] is not None
+    assert len(record["conditions"]) == len(data)
+    assert len(record["decisions"]) == 24
+    assert record["decisions"][0]["explanation"].startswith("guess for predict_")
+
+
+def test_mechanical_only_needs_no_model_and_bad_tasks_are_refused() -> None:
+    hypothesis, data, fit = synthetic(n=30)
+    got = predict(hypothesis, data, fit, None, tasks=("loo_mechanical",))
+    assert got.mse["loo_mechanical"] == pytest.approx(np.mean(press_residuals(data) ** 2))
+    with pytest.raises(InputError, match="unknown prediction tasks"):
+        predict(hypothesis, data, fit, None, tasks=("theory",))
+    with pytest.raises(InputError, match="need a scientist model"):
+        predict(hypothesis, data, fit, None, tasks=("y",))
+
+
+def test_mechanical_loo_predicts_through_a_mediator() -> None:
+    """y = 1 + 2 m + 0.5 x exactly and m = 3 + a + noise: the LOO prediction of y uses the
+    LOO prediction of m, so y_i - yhat_i = 2 * (PRESS residual of m)_i."""
+    base = load_example("mug")
+    trust = StudyVariable(
+        name="trust",
+        role="mediator",
+        type="continuous",
+        questions=[{"addressee": "buyer", "text": "How much do you trust the seller?"}],
+        causes=["seller_attachment"],
+    )
+    causes = ["buyer_budget", "trust"]
+    outcome = base.outcome.model_copy(update={"type": "continuous", "causes": causes})
+    variables = [outcome, base.variable("buyer_budget"), trust, base.variable("seller_attachment")]
+    hypothesis = Hypothesis.model_validate(
+        base.model_dump() | {"variables": [v.model_dump() for v in variables]}
+    )
+    gen = np.random.default_rng(0)
+    data = pd.DataFrame(
+        {
+            "condition_id": [f"c{i}" for i in range(40)],
+            "buyer_budget": gen.choice([3.0, 6.0, 10.0, 20.0], 40),
+            "seller_attachment": gen.integers(1, 6, 40).astype(float),
+        }
+    )
+    data["trust"] = 3 + data.seller_attachment + gen.normal(0, 1, 40)
+    data["deal"] = 1 + 2 * data.trust + 0.5 * data.buyer_budget
+    loo, _ = mechanical_loo(hypothesis, data)
+    x = np.column_stack([np.ones(40), data.seller_attachment])
+    hat = x @ np.linalg.solve(x.T @ x, x.T)
+    press_m = (data.trust - hat @ data.trust) / (1 - np.diag(hat))
+    np.testing.assert_allclose(data.deal - loo.to_numpy(), 2 * press_m, atol=1e-8)

@@ -30,7 +30,8 @@ from silicolab.core.errors import InputError
 from silicolab.core.seeding import rng
 from silicolab.llm import LanguageModel
 from silicolab.llm.base import run_sync
-from silicolab.scm import PathEstimates, Variable, estimate_paths
+from silicolab.scm import PathEstimates, estimate_paths
+from silicolab.studies.fit import scm_variables
 from silicolab.studies.hypothesis import Decision, Hypothesis
 from silicolab.studies.predict_schemas import PredictionReply, beta_schema, path_label
 from silicolab.studies.scientist_steps import Scientist
@@ -87,16 +88,6 @@ def _clean(value: Any) -> Any:
     if isinstance(value, float) and not np.isfinite(value):
         return None
     return value
-
-
-def scm_variables(hypothesis: Hypothesis) -> list[Variable]:
-    """The hypothesis' variables as estimation sees them (type, and the levels that
-    nominal variables need for their dummies)."""
-    out = []
-    for v in hypothesis.variables:
-        levels = tuple(v.levels or v.values) if v.type == "nominal" else None
-        out.append(Variable(name=v.name, type=v.type, role=v.role, units=v.units, levels=levels))
-    return out
 
 
 def _model_columns(hypothesis: Hypothesis) -> list[str]:
@@ -384,5 +375,4 @@ __all__ = [
     "mse",
     "predict",
     "predict_from_fit",
-    "scm_variables",
 ]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -169,7 +169,7 @@ def adapted_scale(scale: Scale, rate: float | np.ndarray, target: float) -> Scal
     """The step scale times ``exp(rate - target)``: larger while the acceptance ``rate`` is above
     ``target``, smaller below. Adapted between moves from the population's rate, never within
     one, so every move stays a valid Metropolis kernel."""
-    return scale * np.exp(rate - target)
+    return cast(Scale, scale * np.exp(rate - target))
 
 
 def particle_cholesky(x: np.ndarray, jitter: float) -> np.ndarray:

@@ -7,7 +7,7 @@ import pandas as pd
 
 from silicolab.scm import PathEstimates, estimate_paths
 from silicolab.studies import Hypothesis, load_example, make_design
-from silicolab.studies.predict import scm_variables
+from silicolab.studies.fit import scm_variables
 
 #: price = 20 + 0.3 budget_1 + 0.5 budget_2 + 0 budget_3 + N(0, 15^2)
 EFFECTS = {"budget_1": 0.3, "budget_2": 0.5, "budget_3": 0.0}

@@ -179,7 +179,7 @@ def test_kill_9_then_resume_runs_each_condition_once_and_repeats_no_request(tmp_
                 "openai:fake-model",
                 "--base-url",
                 server.base_url,
-            ],  # fmt: skip
+            ],
             cwd=tmp_path,
             env=_env(tmp_path),
             capture_output=True,

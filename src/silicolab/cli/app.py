@@ -72,33 +72,42 @@ def _root(
 
 @app.command()
 def demo(
+    ctx: typer.Context,
     runs_dir: Annotated[
         Path | None, typer.Option("--runs-dir", help="Where run directories go (default: runs).")
     ] = None,
-    subjects: Annotated[int, typer.Option(min=4, max=10_000, help="Simulated subjects.")] = 48,
-    seed: Annotated[int, typer.Option(help="Seed of the run (same seed, same results).")] = 0,
-    jobs: Annotated[int, typer.Option(min=1, help="Subjects interviewed concurrently.")] = 16,
+    conditions: Annotated[
+        int | None,
+        typer.Option(min=4, help="Run a seeded subset of N conditions (default: all 405)."),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(min=0, help="Seed of the run (same seed, same results).")
+    ] = 0,
+    jobs: Annotated[int, typer.Option(min=1, help="Conditions run concurrently.")] = 16,
     resume: Annotated[
         bool, typer.Option("--resume", help="Finish the latest unfinished demo run.")
     ] = False,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """The main job, offline: a small survey experiment on simulated subjects.
+    """The main job, offline: an automated social science study, end to end.
 
-    Scripted (offline) subjects answer a structured survey under a randomized treatment;
-    every answer is recorded as it arrives (resumable), the causal effects are estimated
-    and compared with the truth the script hides, and a run directory with a report is
-    written.
+    From the scenario "Two people bargaining over a mug." the scientist proposes an SCM,
+    every condition runs as a conversation, the survey is parsed and the SCM fitted, the
+    scientist's predictions are scored and a follow-on experiment is run. Every role is a
+    scripted test double whose answers follow a hidden SCM, so the estimates are shown
+    beside the truth. Then a short tour: causal discovery, CausaLab, BoxingGym.
     """
     from silicolab.cli.demo import run_demo
+    from silicolab.cli.options import explicit_options
 
     run_demo(
         runs_dir=runs_dir,
-        subjects=subjects,
+        conditions=conditions,
         seed=seed,
         jobs=jobs,
         resume=resume,
+        explicit=explicit_options(ctx),
         config=config,
         json_out=json_out,
     )

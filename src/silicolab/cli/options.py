@@ -7,19 +7,22 @@ came from; this reads it.
 
 from __future__ import annotations
 
-import click
+from typing import Any
+
+#: Where a typed value comes from (compared by name: typer may ship its own copy of click,
+#: whose enum members are not click's).
+_TYPED = ("COMMANDLINE", "ENVIRONMENT")
 
 
-def explicit_options(ctx: click.Context | None = None) -> set[str]:
+def explicit_options(ctx: Any) -> set[str]:
     """Names (Python parameter names) of the options given on the command line or through
-    an environment variable in the current command's context."""
-    ctx = ctx or click.get_current_context()
-    typed = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
-    return {
-        param.name
-        for param in ctx.command.params
-        if param.name and ctx.get_parameter_source(param.name) in typed
-    }
+    an environment variable, in the command context ``ctx`` (a ``typer.Context``)."""
+    names = set()
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        if source is not None and getattr(source, "name", "") in _TYPED:
+            names.add(param.name)
+    return names
 
 
 __all__ = ["explicit_options"]

@@ -79,7 +79,7 @@ def print_table(
     stream = stream or sys.stdout
     if not _is_terminal(stream):
         text = (f"## {title}\n\n" if title else "") + markdown_table(table, columns)
-        stream.write(text + "\n" + "".join(f"{line}\n" for line in footer))
+        stream.write(text + "\n" + "".join(f"{line}\n" for line in footer) + "\n")
         stream.flush()
         return
     from rich.console import Console

@@ -23,7 +23,7 @@ from silicolab.llm.types import Request
 from silicolab.studies.hypothesis import Hypothesis
 from silicolab.studies.pipeline import StudyModels
 from silicolab.studies.scripted import scripted_scientist, step_of
-from silicolab.studies.world import HiddenWorld
+from silicolab.studies.world import HiddenWorld, stable_identity
 
 
 def offline_scientist(
@@ -57,7 +57,7 @@ def offline_scientist(
                 ]
             return json.dumps(answer)
 
-    return reply
+    return stable_identity(reply, target, follow_on, seed)
 
 
 def _path_names(schema: Mapping[str, Any]) -> list[str]:

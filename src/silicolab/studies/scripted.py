@@ -22,6 +22,7 @@ from typing import Any
 from silicolab.core.errors import InputError
 from silicolab.llm import Request
 from silicolab.studies.hypothesis import Hypothesis, StudyVariable
+from silicolab.studies.world import stable_identity
 
 _STEP = re.compile(r"^Step: *(\S+)", re.MULTILINE)
 _SUBJECT = re.compile(r"^Subject: *(.+?) *$", re.MULTILINE)
@@ -104,7 +105,7 @@ def scripted_scientist(target: Hypothesis) -> Callable[[Request], str]:
         payload = _answer(target, step, subject, prompt)
         return json.dumps({"explanation": f"scripted answer for {step}", **payload})
 
-    return reply
+    return stable_identity(reply, target)
 
 
 __all__ = ["scripted_scientist", "step_of"]

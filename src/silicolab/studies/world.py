@@ -6,7 +6,8 @@ plays every subject and the coordinator of a study:
 * a subject's statement states the attributes in its own prompt (its treatment values);
 * the coordinator lets the conversation end once every agent has spoken ``rounds`` times;
 * a survey answer about the outcome is computed from the treatment values found in the
-  transcript through the hidden linear SCM ``y = intercept + sum(effect * x) + noise``
+  transcript (a cause the experiment does not vary stays at its first value) through
+  the hidden linear SCM ``y = intercept + sum(effect * x) + noise``
   (noise seeded by the treatment values, so answers do not depend on call order); a
   binary outcome is drawn with that probability (a linear probability model).
 
@@ -16,9 +17,11 @@ the fitted confidence intervals: the end-to-end check of the pipeline's data han
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from silicolab.core.seeding import rng
 from silicolab.llm.types import Request
@@ -39,8 +42,22 @@ def _attributes(system: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def _digest(hypothesis: Hypothesis) -> str:
+    """A short stable digest of a hypothesis, for cache identities."""
+    text = json.dumps(hypothesis.to_dict(), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def _text(request: Request, role: str) -> str:
     return "\n".join(m["content"] for m in request.messages if m["role"] == role)
+
+
+def stable_identity(fn: Callable[..., Any], *parts: Any) -> Callable[..., Any]:
+    """Name the closure ``fn`` after its maker and ``parts`` (hypotheses by digest), so the
+    scripted backend's cache tells apart closures made from different inputs."""
+    shown = [_digest(p) if isinstance(p, Hypothesis) else repr(p) for p in parts]
+    fn.__qualname__ = f"{fn.__qualname__}[{', '.join(shown)}]"
+    return fn
 
 
 class HiddenWorld:
@@ -65,6 +82,15 @@ class HiddenWorld:
         self.noise_sd = noise_sd
         self.seed = seed
         self.rounds = rounds
+
+    def __repr__(self) -> str:
+        # The scripted backend keys its cache on this text: it must name everything that
+        # changes an answer, and nothing that changes between processes (no memory address).
+        return (
+            f"HiddenWorld({_digest(self.hypothesis)}, effects={sorted(self.effects.items())}, "
+            f"intercept={self.intercept!r}, noise_sd={self.noise_sd!r}, seed={self.seed}, "
+            f"rounds={self.rounds})"
+        )
 
     def __call__(self, request: Request) -> str:
         user = _text(request, "user")
@@ -116,10 +142,11 @@ class HiddenWorld:
         return y
 
     def _survey(self, user: str) -> str:
-        treatments = self.treatments_in(user)
-        missing = [v.name for v in self.hypothesis.treatments if v.name not in treatments]
-        if missing:
-            return f"NA, I could not tell the {', '.join(missing)}."
+        found = self.treatments_in(user)
+        if not found:
+            return "NA, nothing in the conversation tells me."
+        # a cause this experiment does not vary stays at its first (baseline) value
+        treatments = {v.name: found.get(v.name, v.values[0]) for v in self.hypothesis.treatments}
         outcome = self.hypothesis.outcome
         y = self.outcome(treatments)
         if outcome.type == "binary":
@@ -131,4 +158,4 @@ class HiddenWorld:
         return f"{y:.6f}. That is how it went."
 
 
-__all__ = ["HiddenWorld"]
+__all__ = ["HiddenWorld", "stable_identity"]

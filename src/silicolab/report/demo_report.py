@@ -1,0 +1,57 @@
+"""What ``silicolab demo`` shows: the study's fitted SCM beside the hidden truth, the
+follow-on experiment, the predictions, then the tour's sections."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from silicolab.report.study_report import path_rows, study_report, summary_lines
+from silicolab.report.tables import print_lines, print_table
+
+TRUTH_COLUMNS = (
+    ("rhs", "cause"),
+    ("est", "estimate"),
+    ("ci_low", "CI low"),
+    ("ci_high", "CI high"),
+    ("p", "p"),
+    ("truth", "truth"),
+)
+
+
+def _with_truth(rows: list[dict[str, Any]], truth: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{**r, "truth": truth["effects"].get(r["rhs"])} for r in rows]
+
+
+def demo_report(record: dict[str, Any], tour_lines: Sequence[str]) -> str:
+    """``report.md`` of a demo run: the study report, then the tour."""
+    return study_report(record) + "\n" + "\n".join(tour_lines) + "\n"
+
+
+def print_demo(record: dict[str, Any], path: Path) -> None:
+    """The study part of the demo on the terminal (tables as Markdown in a pipe)."""
+    truth = record["truth"]
+    print_table(
+        _with_truth(path_rows(record.get("estimation")), truth),
+        TRUTH_COLUMNS,
+        title=f"study '{record['scenario']}': fitted SCM beside the hidden truth",
+    )
+    follow = record.get("follow_on") or {}
+    plan = follow.get("plan") or {}
+    if follow:
+        print_table(
+            _with_truth(path_rows(follow.get("estimation")), truth),
+            TRUTH_COLUMNS,
+            title=f"follow-on: dropped {plan.get('dropped')}, added {plan.get('added')}",
+        )
+    lines = summary_lines(record)
+    mse = (record.get("predictions") or {}).get("mse")
+    if mse:
+        shown = ", ".join(f"{k} {v:.4g}" for k, v in mse.items() if v is not None)
+        lines.append(f"prediction MSE (scripted scientist's guesses vs mechanical LOO): {shown}")
+    lines.append(f"{len(record['decisions'])} scientist decisions with explanations in {path}")
+    print_lines(lines)
+
+
+__all__ = ["demo_report", "print_demo"]

@@ -179,3 +179,27 @@ def test_study_over_real_http(tmp_path, llm_server_factory):
             models=StudyModels(model2, model2, model2),
         )
     assert server.stats.ok == served
+
+
+def test_offline_study_with_scientist_steps_recovers_hidden_coefficients(tmp_path):
+    from silicolab.studies.offline import offline_models
+    from silicolab.studies.scientist import generate_hypothesis
+
+    target = load_example("bail").model_copy(update={"max_statements": 8})
+    models = offline_models(
+        target, BAIL_EFFECTS, intercept=20_000.0, noise_sd=2000.0, seed=2,
+        cache_path=tmp_path / "cache.sqlite",
+    )  # fmt: skip
+    hypothesis = generate_hypothesis(target.scenario, models.scientist, n_causes=3)
+    assert [v.name for v in hypothesis.treatments] == [v.name for v in target.treatments]
+    assert hypothesis.protocol == "central_ordered" and hypothesis.central == "judge"
+    options = StudyOptions(jobs=8, predict=True, predict_conditions=10)
+    with Run.create(tmp_path, kind="study", slug="bail") as run:
+        record = run_study(hypothesis, options, run=run, models=models)
+    assert run.status == "finished"
+    paths = {p["rhs"]: p for p in record["estimation"]["main"]["params"] if p["op"] == "~"}
+    for cause, truth in BAIL_EFFECTS.items():
+        assert paths[cause]["ci_low"] <= truth <= paths[cause]["ci_high"], cause
+    assert len(record["decisions"]) > 10 and all(d["explanation"] for d in record["decisions"])
+    assert record["predictions"]["mse"]["loo_mechanical"] > 0
+    assert set(record["llm_ledger"]) == {"scientist", "subject"}

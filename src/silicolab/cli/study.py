@@ -234,6 +234,13 @@ def hypothesis_command(
     from silicolab.studies.scientist import agenerate_hypothesis
 
     scientist = scientist_model(model, base_url, config)
+    if getattr(scientist, "spec", "") == "scripted":
+        raise InputError(
+            "the scientist model is the offline 'scripted' test double, which cannot propose "
+            "hypotheses: pass --model SPEC (e.g. openai:gpt-4o-mini, or a local server with "
+            "--base-url), configure one in silicolab.yaml, or start from a built-in study "
+            "('silicolab study list-examples --write DIR')"
+        )
     result = run_sync(agenerate_hypothesis(scenario, scientist, n_causes=causes, seed=seed))
     path = write_hypothesis(result, out)
     summary = {

@@ -1,5 +1,11 @@
 """Automated social science: scenario -> hypothesized SCM -> LLM-agent experiment -> fitted
-SCM -> predictions -> follow-on (Manning, Zhu & Horton 2024). See ``docs/studies.md``."""
+SCM -> predictions -> follow-on (Manning, Zhu & Horton 2024). See ``docs/studies.md``.
+
+The names below are cheap to import; the steps that need the LLM or estimation stacks
+live in their modules: :mod:`.scientist` (``generate_hypothesis``), :mod:`.study`
+(``run_study``), :mod:`.predict` (``predict``), :mod:`.follow_on` (``follow_on``),
+:mod:`.pipeline` (``StudyOptions``, ``StudyModels``), :mod:`.offline` (scripted roles).
+"""
 
 from silicolab.studies.design import Condition, Design, condition_id, make_design
 from silicolab.studies.examples import EXAMPLES, load_example

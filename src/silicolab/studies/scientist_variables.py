@@ -11,6 +11,8 @@ during the run becomes a mediator and is built like the outcome, down to
 
 from __future__ import annotations
 
+from typing import Any
+
 from silicolab.studies.hypothesis import Question, StudyVariable
 from silicolab.studies.scientist_schemas import (
     CauseTypeReply,
@@ -40,9 +42,10 @@ def _agent_names(sci: Scientist) -> tuple[str, ...]:
 
 async def describe_basics(
     sci: Scientist, name: str, description: str, *, measured: bool
-) -> tuple[str, str, str, list[str]]:
-    """Operationalization, type, units and levels of one variable (four steps)."""
-    facts = {"name": name, "description": description, "measured": measured}
+) -> dict[str, Any]:
+    """The facts of one variable from four steps: name, description, operationalization,
+    type, units and levels."""
+    facts: dict[str, Any] = {"name": name, "description": description, "measured": measured}
     op = await sci.ask("operationalize", OperationalizeReply, subject=name, variable=facts)
     facts["operationalization"] = op.operationalization
     type_schema = MeasuredTypeReply if measured else CauseTypeReply
@@ -51,7 +54,9 @@ async def describe_basics(
     units = (await sci.ask("units", UnitsReply, subject=name, variable=facts)).units
     facts["units"] = units
     levels = await sci.ask("levels", levels_schema(kind), subject=name, variable=facts)
-    return op.operationalization, kind, units, list(levels.levels)  # type: ignore[attr-defined]
+    facts["levels"] = list(levels.levels)  # type: ignore[attr-defined]
+    del facts["measured"]
+    return facts
 
 
 async def propose_causes(
@@ -86,29 +91,14 @@ async def build_measured(
     sci: Scientist, name: str, idea: Idea, *, role: str, depth: int, n_causes: int
 ) -> list[StudyVariable]:
     """The measured variable ``name`` and (after it) every variable built for its causes."""
-    operationalization, kind, units, levels = await describe_basics(
-        sci, name, idea.description, measured=True
-    )
-    facts = {
-        "name": name,
-        "description": idea.description,
-        "operationalization": operationalization,
-        "type": kind,
-        "units": units,
-        "levels": levels,
-    }
+    facts = await describe_basics(sci, name, idea.description, measured=True)
     asked = await sci.ask(
         "questions", questions_schema(_agent_names(sci)), subject=name, variable=facts
     )
     questions = [Question(addressee=q.addressee, text=q.text) for q in asked.questions]  # type: ignore[attr-defined]
     variable = StudyVariable(
-        name=name,
+        **facts,
         role=role,  # type: ignore[arg-type]
-        type=kind,  # type: ignore[arg-type]
-        units=units,
-        description=idea.description,
-        operationalization=operationalization,
-        levels=levels,
         questions=questions,
         aggregation=asked.aggregation,  # type: ignore[attr-defined]
     )
@@ -150,35 +140,20 @@ async def build_cause(
 
 async def build_treatment(sci: Scientist, name: str, idea: Idea) -> StudyVariable:
     """The cause ``name``, fixed before the run, with its proxy attribute and values."""
-    operationalization, kind, units, levels = await describe_basics(
-        sci, name, idea.description, measured=False
-    )
-    facts = {
-        "name": name,
-        "description": idea.description,
-        "operationalization": operationalization,
-        "type": kind,
-        "units": units,
-        "levels": levels,
-    }
+    basics = await describe_basics(sci, name, idea.description, measured=False)
+    facts = dict(basics)
     scope = await sci.ask("scope", scope_schema(_agent_names(sci)), subject=name, variable=facts)
     facts |= {"scope": scope.scope, "agent": scope.agent}  # type: ignore[attr-defined]
-    varied = await sci.ask(
-        "variation", variation_schema(kind, tuple(levels)), subject=name, variable=facts
-    )
+    schema = variation_schema(basics["type"], tuple(basics["levels"]))
+    varied = await sci.ask("variation", schema, subject=name, variable=facts)
     facts |= {"attribute": varied.attribute, "values": varied.values}  # type: ignore[attr-defined]
     visibility, public_name = "private", ""
     if scope.scope == "individual":  # type: ignore[attr-defined]
         shown = await sci.ask("visibility", VisibilityReply, subject=name, variable=facts)
         visibility, public_name = shown.visibility, shown.public_name
     return StudyVariable(
-        name=name,
+        **basics,
         role="cause",
-        type=kind,  # type: ignore[arg-type]
-        units=units,
-        description=idea.description,
-        operationalization=operationalization,
-        levels=levels,
         values=list(varied.values),  # type: ignore[attr-defined]
         scope=scope.scope,  # type: ignore[attr-defined]
         agent=scope.agent if scope.scope == "individual" else None,  # type: ignore[attr-defined]

@@ -13,9 +13,11 @@ record and the report. :func:`arun_study` is what ``silicolab study run`` and th
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from silicolab import __version__
+from silicolab.core.files import atomic_write_text
 from silicolab.llm.base import run_sync
 from silicolab.runs import Run, RunHealth
 from silicolab.runs.meta import now, timestamp
@@ -40,7 +42,8 @@ async def arun_study(
     run: Run,
     models: StudyModels | None = None,
 ) -> dict[str, Any]:
-    """Run the study in ``run`` and write ``record.json`` and ``data.csv`` (the report is
+    """Run the study in ``run`` and write ``record.json``, ``data.csv`` and its column
+    dictionary ``columns.json`` (the report is
     rendered from the record by :mod:`silicolab.report.study_report`).
 
     Returns the record. The run ends ``degraded`` (see :class:`RunHealth`) when a
@@ -68,6 +71,9 @@ async def arun_study(
     health = RunHealth.of([*main.health().units, *_follow_on_health(record.get("follow_on"))])
     record["health"] = health.to_dict()
     main.table.to_csv(run.path / "data.csv", index=False)
+    atomic_write_text(
+        run.path / "columns.json", json.dumps(record["data"]["columns"], indent=2) + "\n"
+    )
     run.write_record(record, schema_version=str(SCHEMA_VERSION))
     run.finish(health)
     return record

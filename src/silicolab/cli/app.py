@@ -409,18 +409,43 @@ def cache_clear(
     clear_cache(config=config, path=path, yes=yes, json_out=json_out)
 
 
-def main() -> None:
-    """Console-script entry point: run the app, turning silicolab errors into one line."""
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the app, turning every error a user can fix into one
+    line on stderr and exit 2 (usage errors included), SIGTERM and Ctrl-C into an
+    ``interrupted`` run with a resume hint (exit 143 / 130)."""
+    from silicolab.cli import signals
     from silicolab.core.errors import SilicolabError
 
+    signals.install()
     try:
-        app()
+        code = app(args=argv, standalone_mode=False)
     except SilicolabError as err:
-        typer.echo(f"error: {err}", err=True)
+        typer.echo(f"error: {one_line(str(err))}", err=True)
         sys.exit(err.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("interrupted: finished units are saved; rerun with --resume", err=True)
-        sys.exit(130)
+    except (KeyboardInterrupt, typer.Abort) as err:
+        typer.echo(signals.RESUME_HINT, err=True)
+        sys.exit(signals.exit_code(err) if isinstance(err, KeyboardInterrupt) else 130)
+    except typer.exceptions.TyperException as err:  # click's usage errors
+        sys.exit(_usage_error(err))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(err: Exception) -> int:
+    """Print a command-line usage error as one line (help when no arguments were given)."""
+    ctx = getattr(err, "ctx", None)
+    if type(err).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        typer.echo(ctx.get_help())
+        return 2
+    format_message = getattr(err, "format_message", None)
+    message = one_line(format_message() if format_message else str(err))
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    typer.echo(f"error: {message}{hint}", err=True)
+    return int(getattr(err, "exit_code", 2))
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line (an error is one line on the console, whatever its source)."""
+    return " ".join(message.split())
 
 
 if __name__ == "__main__":

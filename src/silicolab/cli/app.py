@@ -73,7 +73,9 @@ def demo(
         Path | None, typer.Option("--runs-dir", help="Where run directories go (default: runs).")
     ] = None,
     subjects: Annotated[int, typer.Option(min=4, max=10_000, help="Simulated subjects.")] = 48,
-    seed: Annotated[int, typer.Option(help="Seed of the run (same seed, same results).")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, help="Seed of the run (same seed, same results).")
+    ] = 0,
     jobs: Annotated[int, typer.Option(min=1, help="Subjects interviewed concurrently.")] = 16,
     resume: Annotated[
         bool, typer.Option("--resume", help="Finish the latest unfinished demo run.")
@@ -145,6 +147,13 @@ KeyEnvOpt = Annotated[
 RunsDirOpt = Annotated[
     Path | None, typer.Option("--runs-dir", help="Where run directories go (default: runs).")
 ]
+ResumeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--resume",
+        help="Finish the latest unfinished run of this command with its stored settings.",
+    ),
+]
 
 
 @app.command()
@@ -174,6 +183,11 @@ def discover(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(min=0, help="Seed of methods that sample (LiNGAM, the LLM's sampling seed)."),
+    ] = None,
+    resume: ResumeOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
@@ -184,6 +198,7 @@ def discover(
     'silicolab discover --data my.csv --method direct_lingam --forbid Age->Sex'.
     """
     from silicolab.cli.discover import run_discover
+    from silicolab.cli.options import explicit_options
 
     run_discover(
         dataset=dataset,
@@ -196,6 +211,9 @@ def discover(
         model=model,
         base_url=base_url,
         api_key_env=api_key_env,
+        seed=seed,
+        resume=resume,
+        explicit=explicit_options(),
         runs_dir=runs_dir,
         config=config,
         json_out=json_out,
@@ -360,7 +378,8 @@ def sim_run(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
-    seed: Annotated[int, typer.Option(help="Seed of the episode.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the episode.")] = 0,
+    resume: ResumeOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
@@ -370,6 +389,7 @@ def sim_run(
     Offline by default (rule agents and the scripted model); --model SPEC makes the
     bargaining agents real language-model agents.
     """
+    from silicolab.cli.options import explicit_options
     from silicolab.cli.sim import run_sim
 
     run_sim(
@@ -378,6 +398,8 @@ def sim_run(
         base_url=base_url,
         api_key_env=api_key_env,
         seed=seed,
+        resume=resume,
+        explicit=explicit_options(),
         runs_dir=runs_dir,
         config=config,
         json_out=json_out,

@@ -91,7 +91,10 @@ def demo(
     written.
     """
     from silicolab.cli.demo import run_demo
+    from silicolab.core.config import load_settings
+    from silicolab.runs import check_root
 
+    check_root(runs_dir or load_settings(config).runs_dir)  # before any run directory
     run_demo(
         runs_dir=runs_dir,
         subjects=subjects,
@@ -119,6 +122,12 @@ def ask(
         str | None, typer.Option("--model", help="A model spec overriding the role's model.")
     ] = None,
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Reply length cap.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server for the model.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option("--api-key-env", help="Environment variable holding the key.")
+    ] = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -130,7 +139,14 @@ def ask(
     from silicolab.cli.info import ask_model
 
     ask_model(
-        prompt, role=role, model=model, max_tokens=max_tokens, config=config, json_out=json_out
+        prompt,
+        role=role,
+        model=model,
+        max_tokens=max_tokens,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        config=config,
+        json_out=json_out,
     )
 
 

@@ -462,9 +462,12 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(err.exit_code)
     except (KeyboardInterrupt, typer.Abort) as err:
         typer.echo(signals.RESUME_HINT, err=True)
-        sys.exit(signals.exit_code(err) if isinstance(err, KeyboardInterrupt) else 130)
+        sys.exit(signals.exit_code(err))
     except typer.exceptions.TyperException as err:  # click's usage errors
         sys.exit(_usage_error(err))
+    if code == signals.INTERRUPTED or signals.received():  # typer turns Ctrl-C into exit 130
+        typer.echo(signals.RESUME_HINT, err=True)
+        sys.exit(signals.exit_code())
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import signal
 from types import FrameType
 
+#: The exit code typer returns for a KeyboardInterrupt (128 + SIGINT).
+INTERRUPTED = 130
 RESUME_HINT = "interrupted: finished units are saved; rerun the same command with --resume"
 
 
@@ -22,8 +24,12 @@ class Terminated(KeyboardInterrupt):
     signum = signal.SIGTERM
 
 
+_received: list[int] = []
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     del frame
+    _received.append(signum)
     # Once is enough: the cleanup that follows (marking the run, stopping workers) must
     # not be cut short by a second SIGTERM.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -35,9 +41,17 @@ def install() -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
 
 
-def exit_code(exc: KeyboardInterrupt) -> int:
-    """130 for Ctrl-C (SIGINT), 143 for SIGTERM."""
+def received() -> bool:
+    """Whether SIGTERM arrived (the exception it raised may have been replaced on its way
+    out: typer turns every KeyboardInterrupt into exit code 130)."""
+    return bool(_received)
+
+
+def exit_code(exc: BaseException | None = None) -> int:
+    """143 after SIGTERM, else 130 (Ctrl-C)."""
+    if _received:
+        return 128 + _received[0]
     return 128 + int(getattr(exc, "signum", signal.SIGINT))
 
 
-__all__ = ["RESUME_HINT", "Terminated", "exit_code", "install"]
+__all__ = ["INTERRUPTED", "RESUME_HINT", "Terminated", "exit_code", "install", "received"]

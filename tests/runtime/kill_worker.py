@@ -13,6 +13,7 @@ import json
 import sys
 import time
 
+from silicolab.cli import signals
 from silicolab.runs import Run
 from silicolab.runtime import AsyncExecutor, ProcessExecutor
 
@@ -43,8 +44,12 @@ def main() -> None:
         executor, fn = ProcessExecutor(4, progress=False), cpu_unit
     else:
         executor, fn = AsyncExecutor(4, progress=False), async_unit
-    with Run.open(run_dir) as run:
-        results = executor.map(fn, jobs, key=lambda job: job[1], run=run)
+    signals.install()  # SIGTERM ends the run "interrupted", as in the command line
+    try:
+        with Run.open(run_dir) as run:
+            results = executor.map(fn, jobs, key=lambda job: job[1], run=run)
+    except KeyboardInterrupt as exc:
+        sys.exit(signals.exit_code(exc))
     print(
         json.dumps(
             {

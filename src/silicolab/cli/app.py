@@ -100,7 +100,10 @@ def demo(
     """
     from silicolab.cli.demo import run_demo
     from silicolab.cli.options import explicit_options
+    from silicolab.core.config import load_settings
+    from silicolab.runs import check_root
 
+    check_root(runs_dir or load_settings(config).runs_dir)  # before any run directory
     run_demo(
         runs_dir=runs_dir,
         conditions=conditions,
@@ -129,6 +132,12 @@ def ask(
         str | None, typer.Option("--model", help="A model spec overriding the role's model.")
     ] = None,
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Reply length cap.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server for the model.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option("--api-key-env", help="Environment variable holding the key.")
+    ] = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -140,7 +149,14 @@ def ask(
     from silicolab.cli.info import ask_model
 
     ask_model(
-        prompt, role=role, model=model, max_tokens=max_tokens, config=config, json_out=json_out
+        prompt,
+        role=role,
+        model=model,
+        max_tokens=max_tokens,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        config=config,
+        json_out=json_out,
     )
 
 
@@ -156,6 +172,13 @@ KeyEnvOpt = Annotated[
 ]
 RunsDirOpt = Annotated[
     Path | None, typer.Option("--runs-dir", help="Where run directories go (default: runs).")
+]
+ResumeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--resume",
+        help="Finish the latest unfinished run of this command with its stored settings.",
+    ),
 ]
 
 
@@ -186,6 +209,11 @@ def discover(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(min=0, help="Seed of methods that sample (LiNGAM, the LLM's sampling seed)."),
+    ] = None,
+    resume: ResumeOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
@@ -196,6 +224,7 @@ def discover(
     'silicolab discover --data my.csv --method direct_lingam --forbid Age->Sex'.
     """
     from silicolab.cli.discover import run_discover
+    from silicolab.cli.options import explicit_options
 
     run_discover(
         dataset=dataset,
@@ -208,6 +237,9 @@ def discover(
         model=model,
         base_url=base_url,
         api_key_env=api_key_env,
+        seed=seed,
+        resume=resume,
+        explicit=explicit_options(),
         runs_dir=runs_dir,
         config=config,
         json_out=json_out,
@@ -372,7 +404,8 @@ def sim_run(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
-    seed: Annotated[int, typer.Option(help="Seed of the episode.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the episode.")] = 0,
+    resume: ResumeOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
@@ -382,6 +415,7 @@ def sim_run(
     Offline by default (rule agents and the scripted model); --model SPEC makes the
     bargaining agents real language-model agents.
     """
+    from silicolab.cli.options import explicit_options
     from silicolab.cli.sim import run_sim
 
     run_sim(
@@ -390,6 +424,8 @@ def sim_run(
         base_url=base_url,
         api_key_env=api_key_env,
         seed=seed,
+        resume=resume,
+        explicit=explicit_options(),
         runs_dir=runs_dir,
         config=config,
         json_out=json_out,
@@ -421,18 +457,46 @@ def cache_clear(
     clear_cache(config=config, path=path, yes=yes, json_out=json_out)
 
 
-def main() -> None:
-    """Console-script entry point: run the app, turning silicolab errors into one line."""
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the app, turning every error a user can fix into one
+    line on stderr and exit 2 (usage errors included), SIGTERM and Ctrl-C into an
+    ``interrupted`` run with a resume hint (exit 143 / 130)."""
+    from silicolab.cli import signals
     from silicolab.core.errors import SilicolabError
 
+    signals.install()
     try:
-        app()
+        code = app(args=argv, standalone_mode=False)
     except SilicolabError as err:
-        typer.echo(f"error: {err}", err=True)
+        typer.echo(f"error: {one_line(str(err))}", err=True)
         sys.exit(err.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("interrupted: finished units are saved; rerun with --resume", err=True)
-        sys.exit(130)
+    except (KeyboardInterrupt, typer.Abort) as err:
+        typer.echo(signals.RESUME_HINT, err=True)
+        sys.exit(signals.exit_code(err))
+    except typer.exceptions.TyperException as err:  # click's usage errors
+        sys.exit(_usage_error(err))
+    if code == signals.INTERRUPTED or signals.received():  # typer turns Ctrl-C into exit 130
+        typer.echo(signals.RESUME_HINT, err=True)
+        sys.exit(signals.exit_code())
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(err: Exception) -> int:
+    """Print a command-line usage error as one line (help when no arguments were given)."""
+    ctx = getattr(err, "ctx", None)
+    if type(err).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        typer.echo(ctx.get_help())
+        return 2
+    format_message = getattr(err, "format_message", None)
+    message = one_line(format_message() if format_message else str(err))
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    typer.echo(f"error: {message}{hint}", err=True)
+    return int(getattr(err, "exit_code", 2))
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line (an error is one line on the console, whatever its source)."""
+    return " ".join(message.split())
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
@@ -59,6 +60,10 @@ def llm_model(
     return model_for_role("scientist", load_settings(config), **overrides)
 
 
+def _text(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
 def run_discover(
     *,
     dataset: str | None,
@@ -71,69 +76,134 @@ def run_discover(
     model: str | None,
     base_url: str | None,
     api_key_env: str | None,
+    seed: int | None = None,
+    resume: bool = False,
+    explicit: set[str] | frozenset[str] = frozenset(),
     runs_dir: Path | None,
     config: Path | None,
     json_out: bool,
 ) -> dict[str, Any]:
-    """Run the method, score it when a truth is known, write a run directory, print."""
-    from silicolab.discovery import datasets, registry
-    from silicolab.discovery.knowledge import Knowledge
-    from silicolab.discovery.scoring import score
-    from silicolab.runs import Run
+    """Run the method, score it when a truth is known, write a run directory, print.
 
-    if (dataset is None) == (data is None):
-        raise InputError("give exactly one of --dataset NAME or --data PATH.csv")
-    ds = datasets.load(dataset) if dataset else datasets.load_csv(data, truth_edges=truth_edges)
-    kwargs = parse_params(params)
-    knowledge = None
-    if require or forbid:
-        knowledge = Knowledge(
-            required=parse_edges(require, "--require"), forbidden=parse_edges(forbid, "--forbid")
+    Every input is checked before the run directory is created. ``resume`` reopens the
+    latest unfinished discover run and runs it again with its stored settings (an LLM
+    method's answers already received come from the cache); options in ``explicit``
+    that contradict the stored settings are refused.
+    """
+    from silicolab.discovery import registry
+    from silicolab.discovery.health import discovery_health
+    from silicolab.discovery.scoring import score
+    from silicolab.runs import DEGRADED_EXIT, open_run
+
+    settings: dict[str, Any] = {
+        "method": method,
+        "dataset": dataset,
+        "data": _text(data),
+        "truth_edges": _text(truth_edges),
+        "param": list(params),
+        "require": list(require),
+        "forbid": list(forbid),
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+    }
+    root = runs_dir or Path(load_settings(config).runs_dir)
+    if resume:
+        run, settings = open_run(
+            root, "discover", settings=settings, explicit=explicit, resume=True, seed=seed
         )
-        knowledge.validate(list(ds.data.columns))
-    registry.get(method)  # an unknown name fails here, listing the available ones
-    if method in registry.available("llm"):
-        kwargs.update(
-            model=llm_model(model, base_url, api_key_env, config),
-            description=ds.description,
-            variables=ds.variables,
+        seed = settings.pop("seed", seed)
+        job = _prepare(settings, seed, config)
+    else:
+        job = _prepare(settings, seed, config)
+        run, _ = open_run(
+            root, "discover", settings=settings, slug=f"{job.ds.name}-{method}", seed=seed
         )
-    elif model:
-        raise InputError(f"--model applies to LLM methods only; {method!r} is statistical")
-    settings = load_settings(config)
-    run = Run.create(
-        runs_dir or Path(settings.runs_dir),
-        kind="discover",
-        slug=f"{ds.name}-{method}",
-        config={
-            "dataset": ds.name,
-            "method": method,
-            "params": kwargs_for_record(kwargs),
-            "knowledge": None
-            if knowledge is None
-            else {"required": knowledge.required, "forbidden": knowledge.forbidden},
-        },
-    )
+    ds, method = job.ds, settings["method"]
     with run:
-        result = registry.discover(ds.data, method, knowledge=knowledge, **kwargs)
+        result = registry.discover(ds.data, method, knowledge=job.knowledge, **job.kwargs)
         scores = score(result, ds.truth) if ds.truth is not None else None
-        record = {"dataset": ds.name, "result": result.to_dict(), "scores": scores}
+        health = discovery_health(result.raw)
+        record = {
+            "dataset": ds.name,
+            "seed": seed,
+            "params": kwargs_for_record(job.kwargs),
+            "result": result.to_dict(),
+            "scores": scores,
+            "health": health.to_dict() if health else None,
+        }
+        run.append_event("result", {"edges": record["result"]["edges"], "scores": scores})
         run.write_record(record)
-        run.write_report(_report(ds, result, scores))
+        run.write_report(_report(ds, result, scores, health))
+        status = run.finish(health)
     out = {
         "run_dir": str(run.path),
+        "status": status,
         "dataset": ds.name,
         "method": method,
+        "seed": seed,
         "edges": record["result"].get("edges"),
         "scores": scores,
         "runtime_s": result.runtime_s,
         "usage": result.usage.get("total", result.usage),
+        "health": record["health"],
     }
     if json_out:
         typer.echo(json.dumps(out, default=str))
     else:
-        _print(ds, result, scores, run.path)
+        _print(ds, result, scores, run.path, health)
+    if status == "degraded":
+        assert health is not None
+        typer.echo(health.summary_line(), err=True)
+        raise typer.Exit(DEGRADED_EXIT)
     return out
+
+
+class _Job:
+    """Everything a discover run needs, checked: the dataset, knowledge and parameters."""
+
+    def __init__(self, ds: Any, knowledge: Any, kwargs: dict[str, Any]):
+        self.ds, self.knowledge, self.kwargs = ds, knowledge, kwargs
+
+
+def _prepare(settings: dict[str, Any], seed: int | None, config: Path | None) -> _Job:
+    """Load and check every input of a discover run (no run directory yet)."""
+    from silicolab.discovery import datasets, registry
+    from silicolab.discovery.knowledge import Knowledge
+
+    dataset, data, method = settings["dataset"], settings["data"], settings["method"]
+    if seed is not None and seed < 0:
+        raise InputError(f"--seed {seed} must be 0 or more")
+    if (dataset is None) == (data is None):
+        raise InputError("give exactly one of --dataset NAME or --data PATH.csv")
+    truth = settings["truth_edges"]
+    ds = datasets.load(dataset) if dataset else datasets.load_csv(data, truth_edges=truth)
+    kwargs = parse_params(settings["param"])
+    knowledge = None
+    if settings["require"] or settings["forbid"]:
+        knowledge = Knowledge(
+            required=parse_edges(settings["require"], "--require"),
+            forbidden=parse_edges(settings["forbid"], "--forbid"),
+        )
+        knowledge.validate(list(ds.data.columns))
+    # An unknown name fails here, listing the available ones.
+    takes = inspect.signature(registry.get(method)).parameters
+    if seed is not None:
+        for name in ("seed", "random_state"):
+            if name in takes and name not in kwargs:
+                kwargs[name] = seed
+    registry.check_params(method, kwargs)
+    if method in registry.available("llm"):
+        kwargs.update(
+            model=llm_model(
+                settings["model"], settings["base_url"], settings["api_key_env"], config
+            ),
+            description=ds.description,
+            variables=ds.variables,
+        )
+    elif settings["model"]:
+        raise InputError(f"--model applies to LLM methods only; {method!r} is statistical")
+    return _Job(ds, knowledge, kwargs)
 
 
 def kwargs_for_record(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +221,7 @@ def _edge_lines(result: Any) -> list[str]:
     return [f"{a} {mark} {b}" for kind, mark in marks.items() for a, b in edges.get(kind, ())]
 
 
-def _report(ds: Any, result: Any, scores: dict[str, Any] | None) -> str:
+def _report(ds: Any, result: Any, scores: dict[str, Any] | None, health: Any = None) -> str:
     lines = [f"# {result.method} on {ds.name}", "", ds.description, "", "## Edges", ""]
     lines += [f"- {e}" for e in _edge_lines(result)] or ["(none)"]
     if scores:
@@ -161,6 +231,8 @@ def _report(ds: Any, result: Any, scores: dict[str, Any] | None) -> str:
             for k, v in scores.items()
         ]
     lines += ["", f"Runtime: {result.runtime_s:.3f} s", ""]
+    if health is not None:
+        lines += [f"Model health: {health.summary_line()}", ""]
     lines += [f"Note: {n}" for n in result.notes]
     if result.usage:
         lines += [
@@ -174,21 +246,32 @@ def _report(ds: Any, result: Any, scores: dict[str, Any] | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _print(ds: Any, result: Any, scores: dict[str, Any] | None, path: Path) -> None:
-    from rich.console import Console
+def _print(
+    ds: Any, result: Any, scores: dict[str, Any] | None, path: Path, health: Any = None
+) -> None:
+    from silicolab.report import print_lines, print_table
 
-    console = Console()
-    console.print(
-        f"[bold]{result.method}[/bold] on {ds.name} ({len(ds.data)} rows, "
-        f"{ds.data.shape[1]} variables) in {result.runtime_s:.3f} s"
+    print_lines(
+        [
+            f"{result.method} on {ds.name} ({len(ds.data)} rows, {ds.data.shape[1]} variables) "
+            f"in {result.runtime_s:.3f} s"
+        ]
     )
-    for line in _edge_lines(result):
-        console.print(f"  {line}")
+    marks = {"directed": "->", "undirected": "--", "bidirected": "<->"}
+    edges = result.to_dict()["edges"]
+    rows = [
+        {"cause": a, "edge": mark, "effect": b}
+        for kind, mark in marks.items()
+        for a, b in edges.get(kind, ())
+    ]
+    print_table(rows, [("cause", "cause"), ("edge", "edge"), ("effect", "effect")], title="edges")
     if scores:
-        console.print(
-            f"SHD {scores['shd']}  NHD {scores['nhd_truncated']}  F1 {scores['f1']:.3f}  "
-            f"(precision {scores['precision']:.3f}, recall {scores['recall']:.3f})"
+        print_table(
+            [{"metric": k, "value": v} for k, v in scores.items()],
+            [("metric", "metric"), ("value", "value")],
+            title="against the ground truth",
         )
-    for note in result.notes:
-        console.print(f"note: {note}")
-    console.print(f"run directory: {path}")
+    footer = [f"note: {note}" for note in result.notes]
+    if health is not None:
+        footer.append(f"model health: {health.summary_line()}")
+    print_lines([*footer, f"run directory: {path}"])

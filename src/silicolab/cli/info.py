@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -106,12 +107,19 @@ def ask_model(
     max_tokens: int | None,
     config: Path | None,
     json_out: bool,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
 ) -> None:
-    """Ask the role's model (or ``model``) one question; print the reply and usage."""
+    """Ask the role's model (or ``model``) one question; print the reply and usage.
+    ``base_url`` / ``api_key_env`` point the model at another OpenAI-compatible server."""
     from silicolab.llm.roles import model_for_role
 
     settings = load_settings(config)
-    overrides = {"spec": model} if model else {}
+    overrides: dict[str, Any] = {"spec": model} if model else {}
+    if base_url:
+        overrides["base_url"] = base_url
+    if api_key_env:
+        overrides["api_key_env"] = api_key_env
     llm = model_for_role(role, settings, **overrides)
     completion = llm.generate(prompt, max_tokens=max_tokens, tag=role)
     if json_out:

@@ -9,18 +9,26 @@ from __future__ import annotations
 
 from typing import Any
 
-#: Where a typed value comes from (compared by name: typer may ship its own copy of click,
-#: whose enum members are not click's).
 _TYPED = ("COMMANDLINE", "ENVIRONMENT")
 
 
-def explicit_options(ctx: Any) -> set[str]:
+def _current_context() -> Any:
+    try:  # typer >= 0.2x ships its own copy of click
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover - older typer on the real click
+        from click import get_current_context
+    return get_current_context()
+
+
+def explicit_options(ctx: Any = None) -> set[str]:
     """Names (Python parameter names) of the options given on the command line or through
-    an environment variable, in the command context ``ctx`` (a ``typer.Context``)."""
+    an environment variable in the current command's context (``ctx``: a click or typer
+    context; default: the current one)."""
+    ctx = ctx or _current_context()
     names = set()
     for param in ctx.command.params:
         source = ctx.get_parameter_source(param.name) if param.name else None
-        if source is not None and getattr(source, "name", "") in _TYPED:
+        if source is not None and source.name in _TYPED:
             names.add(param.name)
     return names
 

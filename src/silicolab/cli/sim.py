@@ -18,7 +18,12 @@ from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
 TRANSCRIPT_HTML = "transcript.html"
+CHECKPOINT = "checkpoint.json"
+#: The unit key of the episode in the run's events.jsonl.
+EPISODE = "episode"
 _SKIP = ("log", "transcript", "events", "survey", "final_state", "trades", "rejected")
+#: Left out of --json (kept in record.json): the full log, large and for reading, not parsing.
+_NOT_IN_JSON = ("log",)
 
 
 def _headline(summary: dict[str, Any]) -> list[tuple[str, str]]:
@@ -34,9 +39,10 @@ def _headline(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _report(name: str, run_dir: Path, model_spec: str, summary: dict[str, Any]) -> str:
+def _report(name: str, run_dir: Path, model_spec: str, summary: dict[str, Any], health: Any) -> str:
     lines = [f"# silicolab sim: {name}", "", f"Run directory: `{run_dir.name}`", ""]
-    lines += [f"Model: `{model_spec}`", "", "| field | value |", "|---|---|"]
+    lines += [f"Model: `{model_spec}`", "", f"Model health: {health.summary_line()}", ""]
+    lines += ["| field | value |", "|---|---|"]
     lines += [f"| {k} | {v.replace('|', '/')} |" for k, v in _headline(summary)]
     statements = summary.get("transcript") or []
     if statements:
@@ -73,62 +79,134 @@ def run_sim(
     base_url: str | None,
     api_key_env: str | None,
     seed: int,
+    resume: bool = False,
+    explicit: set[str] | frozenset[str] = frozenset(),
     runs_dir: Path | None,
     config: Path | None,
     json_out: bool,
 ) -> dict[str, Any]:
-    """Run the example ``name``, write its run directory and print a summary."""
-    from silicolab.core.files import atomic_write_text
-    from silicolab.core.secrets import scrub_text
-    from silicolab.runs import Run
-    from silicolab.sim.examples.registry import EXAMPLES, USES_MODEL
-    from silicolab.sim.log import EpisodeLog
+    """Run the example ``name``, write its run directory and print a summary.
 
+    ``resume`` continues the latest unfinished sim run with its stored settings: a
+    finished episode is not run again, the checkpointed examples continue from their last
+    completed step, the others start their episode again (a real model's answers already
+    received come from the cache). Options in ``explicit`` that contradict the stored
+    settings are refused.
+    """
+    from silicolab.runs import DEGRADED_EXIT, open_run
+    from silicolab.sim.examples.registry import EXAMPLES, USES_MODEL
+
+    settings: dict[str, Any] = {
+        "name": name,
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+    }
+    root = runs_dir or Path(load_settings(config).runs_dir)
+    run = None
+    if resume:
+        run, settings = open_run(
+            root, "sim", settings=settings, explicit=explicit, resume=True, seed=seed
+        )
+        name, seed = settings["name"], int(settings.pop("seed"))
+    if seed < 0:
+        raise InputError(f"--seed {seed} must be 0 or more")
     if name not in EXAMPLES:
         raise InputError(f"unknown simulation {name!r}; examples: {', '.join(sorted(EXAMPLES))}")
     llm = None
-    if model is not None and name in USES_MODEL:
+    if settings["model"] is not None and name in USES_MODEL:
         from silicolab.cli.discover import llm_model
 
-        llm = llm_model(model, base_url, api_key_env, config)
+        llm = llm_model(settings["model"], settings["base_url"], settings["api_key_env"], config)
+    elif settings["model"] is not None:
+        raise InputError(f"--model applies to {', '.join(sorted(USES_MODEL))}; {name} needs none")
     model_spec = getattr(llm, "spec", None) or (
         "scripted (offline)" if name in USES_MODEL else "none (rule-based agents)"
     )
-    root = runs_dir or Path(load_settings(config).runs_dir)
-    run = Run.create(root, kind="sim", slug=name, seed=seed, config={"example": name})
+    if run is None:
+        run, _ = open_run(root, "sim", settings=settings, slug=name, seed=seed)
     with run:
-        summary = EXAMPLES[name](llm, seed)
-        record = {"kind": "sim", "example": name, "model": model_spec, "seed": seed, **summary}
+        summary, health = _episode(run, name, llm, seed)
+        record = {
+            "kind": "sim",
+            "example": name,
+            "model": model_spec,
+            "seed": seed,
+            "health": health.to_dict(),
+            **summary,
+        }
         run.write_record(record)
-        run.write_report(_report(name, run.path, model_spec, summary))
-        page = EpisodeLog.from_list(summary["log"]).to_html(f"silicolab sim: {name}")
-        atomic_write_text(run.path / TRANSCRIPT_HTML, scrub_text(page))
+        run.write_report(_report(name, run.path, model_spec, summary, health))
+        _write_transcript(run.path, name, summary["log"])
+        status = run.finish(health)
     out = {
         "run_dir": str(run.path),
+        "status": status,
         "example": name,
         "model": model_spec,
         "seed": seed,
-        **{k: v for k, v in summary.items() if k not in _SKIP},
+        "health": health.to_dict(),
+        **{k: v for k, v in summary.items() if k not in _NOT_IN_JSON},
     }
     if json_out:
         typer.echo(json.dumps(out))
     else:
-        _print_summary(name, summary, run.path)
+        _print_summary(name, summary, run.path, health)
+    if status == "degraded":
+        typer.echo(health.summary_line(), err=True)
+        raise typer.Exit(DEGRADED_EXIT)
     return out
 
 
-def _print_summary(name: str, summary: dict[str, Any], run_dir: Path) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+def _episode(run: Any, name: str, llm: Any, seed: int) -> tuple[dict[str, Any], Any]:
+    """The example's summary and health: from the run's events when the episode finished
+    before (a resume), else by running it; a failed episode keeps its transcript so far."""
+    from silicolab.core.errors import SilicolabError
+    from silicolab.sim.examples.registry import CHECKPOINTED, EXAMPLES
+    from silicolab.sim.health import episode_health
 
-    console = Console()
-    table = Table(title=f"simulation: {name}")
-    table.add_column("field")
-    table.add_column("value")
-    for key, value in _headline(summary):
-        table.add_row(key, value)
-    console.print(table)
-    for s in (summary.get("transcript") or [])[:12]:
-        console.print(f"[bold]{escape(s['speaker'])}[/bold]: {escape(s['text'])}", highlight=False)
-    console.print(f"run directory: {run_dir}  (transcript: {run_dir / TRANSCRIPT_HTML})")
+    done = run.finished_events().get(EPISODE)
+    if done is not None:
+        summary = done["data"]["summary"]
+    else:
+        options: dict[str, Any] = {}
+        if name in CHECKPOINTED:
+            options = {"checkpoint": run.path / CHECKPOINT, "resume": True}
+        try:
+            summary = EXAMPLES[name](llm, seed, **options)
+        except SilicolabError as err:
+            log = getattr(err, "episode_log", None)
+            if log is not None:
+                steps = log.to_list()
+                _write_transcript(run.path, name, steps)
+                run.append_event(EPISODE, {"error": str(err), "log": steps}, status="error")
+                err.args = (f"{err} (the transcript so far: {run.path / TRANSCRIPT_HTML})",)
+            raise
+        run.append_event(EPISODE, {"summary": summary})
+    return summary, episode_health(summary.get("log") or (), summary.get("survey") or ())
+
+
+def _write_transcript(path: Path, name: str, steps: list[dict[str, Any]]) -> None:
+    from silicolab.core.files import atomic_write_text
+    from silicolab.core.secrets import scrub_text
+    from silicolab.sim.log import EpisodeLog
+
+    page = EpisodeLog.from_list(steps).to_html(f"silicolab sim: {name}")
+    atomic_write_text(path / TRANSCRIPT_HTML, scrub_text(page))
+
+
+def _print_summary(name: str, summary: dict[str, Any], run_dir: Path, health: Any) -> None:
+    from silicolab.report import print_lines, print_table
+
+    rows = [{"field": key, "value": value} for key, value in _headline(summary)]
+    print_table(rows, [("field", "field"), ("value", "value")], title=f"simulation: {name}")
+    lines = [f"{s['speaker']}: {s['text']}" for s in (summary.get("transcript") or [])[:12]]
+    lines += [
+        f"{t['buyer']} buys a {t['item']} from {t['seller']} for {t['price']:.2f}"
+        for t in summary.get("trades") or []
+    ]
+    lines += [
+        f"model health: {health.summary_line()}",
+        f"run directory: {run_dir}  (transcript: {run_dir / TRANSCRIPT_HTML})",
+    ]
+    print_lines(lines)

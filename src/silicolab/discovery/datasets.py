@@ -178,6 +178,33 @@ def check_data(data: pd.DataFrame, *, source: str = "the data") -> None:
             f"{source} has constant column(s) {constant}, which carry no information about "
             "causes; drop them"
         )
+    dependent = linearly_dependent_columns(values, [str(c) for c in data.columns])
+    if dependent:
+        raise InputError(
+            f"{source} has linearly dependent columns {dependent} (one is a copy, a rescaling "
+            "or a sum of the others), so their correlation matrix is singular and the "
+            "statistical tests cannot run; drop one of them"
+        )
+
+
+def linearly_dependent_columns(values: np.ndarray, names: list[str]) -> list[str]:
+    """The names of a set of columns of ``values`` that are (numerically) linearly dependent,
+    or ``[]``: a perfectly correlated pair when there is one, else the columns that carry
+    weight in the direction the data does not span."""
+    centered = values - values.mean(axis=0)
+    scale = centered.std(axis=0)
+    z = centered / np.where(scale > 0, scale, 1.0)
+    corr = np.corrcoef(z, rowvar=False)
+    n = len(names)
+    for i in range(n):
+        for j in range(i + 1, n):
+            if abs(corr[i, j]) > 1 - 1e-10:
+                return [names[i], names[j]]
+    _, singular, vt = np.linalg.svd(z / np.sqrt(len(z)), full_matrices=False)
+    if singular[-1] > 1e-8 * max(singular[0], 1.0):
+        return []
+    weights = np.abs(vt[-1])
+    return [names[k] for k in range(n) if weights[k] > 1e-6]
 
 
 def load_csv(path: str | Path, *, truth_edges: str | Path | None = None) -> Dataset:
@@ -203,16 +230,34 @@ def load_csv(path: str | Path, *, truth_edges: str | Path | None = None) -> Data
 
 
 def _read_csv(path: Path, what: str) -> pd.DataFrame:
+    if path.is_dir():
+        raise InputError(f"{what} file {path} is a folder; pass the CSV file itself")
     if not path.is_file():
         raise InputError(f"{what} file {path} does not exist; check the path")
     try:
-        return pd.read_csv(path)
+        table = pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(
             f"cannot parse {what} file {path} as CSV ({reason}); it needs a header row and "
             "comma-separated values"
         ) from exc
+    except OSError as exc:
+        raise InputError(f"cannot read {what} file {path} ({exc.strerror or exc})") from exc
+    if table.shape[1] == 1:
+        header = str(table.columns[0])
+        for sep, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):
+            if sep in header:
+                raise InputError(
+                    f"{what} file {path} is separated by {name}, not commas (header "
+                    f"{header!r}); save it as comma-separated values"
+                )
+    if table.empty:
+        raise InputError(
+            f"{what} file {path} has a header row ({', '.join(map(str, table.columns))}) but "
+            "no data rows"
+        )
+    return table
 
 
 def _read_truth(path: Path, columns: list[str]) -> CausalGraph:

@@ -116,8 +116,15 @@ def discover(
     Parameters a method's signature cannot take are an :class:`InputError` naming them
     (methods that take ``**params`` check their own).
     """
-    fn = get(method)
-    signature = inspect.signature(fn)
+    check_params(method, params)
+    return get(method)(data, knowledge=knowledge, **params)
+
+
+def check_params(method: str, params: dict[str, Any]) -> None:
+    """Refuse, before any work, a parameter ``method`` cannot take or a value of the wrong
+    type (``alpha="abc"``), naming it. Methods that take ``**params`` check the names of
+    those themselves."""
+    signature = inspect.signature(get(method))
     takes_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
     unknown = sorted(set(params) - set(signature.parameters))
     if unknown and not takes_any:
@@ -129,7 +136,50 @@ def discover(
         raise InputError(
             f"{method} does not accept parameter(s) {unknown}; it takes {named}. Check the spelling"
         )
-    return fn(data, knowledge=knowledge, **params)
+    for name, value in params.items():
+        kind = _expected_type(signature.parameters.get(name), name)
+        if kind is not None and not _fits(value, kind):
+            raise InputError(
+                f"{method}: parameter {name} must be {_TYPE_WORDS[kind]}, got {value!r} "
+                f"(e.g. {name}={_example(kind)})"
+            )
+
+
+#: Expected types of the parameters methods take through ``**params`` (the backend's own
+#: options), so a typo such as ``max_k="abc"`` is refused before the backend chokes on it.
+EXTRA_PARAM_TYPES: dict[str, type] = {
+    **dict.fromkeys(
+        ("max_k", "uc_rule", "uc_priority", "depth", "max_path_length", "maxP", "k"), int
+    ),
+    **dict.fromkeys(("max_parents", "max_iter", "random_state", "seed", "replicate"), int),
+    **dict.fromkeys(("verbose", "stable", "use_path_extension", "use_k_cycle_heuristic"), bool),
+    "apply_prior_knowledge_softly": bool,
+}
+_TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _expected_type(parameter: inspect.Parameter | None, name: str) -> type | None:
+    default = parameter.default if parameter is not None else inspect.Parameter.empty
+    for kind in (bool, int, float, str):  # bool first: it is also an int
+        if default is not inspect.Parameter.empty and type(default) is kind:
+            return kind
+    return EXTRA_PARAM_TYPES.get(name)
+
+
+def _fits(value: Any, kind: type) -> bool:
+    if value is None:
+        return True
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _example(kind: type) -> str:
+    return {bool: "true", int: "3", float: "0.05", str: "fisherz"}[kind]
 
 
 for _name, _fn, _description in (

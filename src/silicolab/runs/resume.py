@@ -38,7 +38,7 @@ def open_run(
     in ``settings`` differs from the stored value raises :class:`InputError`.
     """
     if not resume:
-        _check_root(Path(root))
+        check_root(Path(root))
         run = Run.create(root, kind=kind, slug=slug, config=dict(settings), seed=seed)
         return run, dict(settings)
     run = _find(Path(root), kind, resume)
@@ -78,8 +78,10 @@ def _find(root: Path, kind: str, resume: bool | str | Path) -> Run:
     return run
 
 
-def _check_root(root: Path) -> None:
-    """Refuse a runs folder that cannot be created or written, before any work starts."""
+def check_root(root: str | Path) -> None:
+    """Refuse a runs folder that cannot be created or written, before any work starts
+    (creating it when it can be)."""
+    root = Path(root)
     probe = root
     while not probe.exists():
         if probe.parent == probe:
@@ -109,4 +111,4 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["open_run"]
+__all__ = ["check_root", "open_run"]

@@ -22,6 +22,7 @@ from typing import Any
 
 from silicolab.core.errors import InputError
 from silicolab.runtime.base import Executor, UnitResult, call_maybe_async
+from silicolab.runtime.lifeline import init_worker
 
 
 class AsyncExecutor(Executor):
@@ -65,6 +66,10 @@ class ProcessExecutor(Executor):
     in the calling process and need not be. Workers start with ``start_method``
     (default ``"forkserver"`` where available, else ``"spawn"``): a plain ``fork`` of a
     process running threads — the progress bar, an HTTP client — can deadlock.
+
+    Workers never outlive this process (see :mod:`silicolab.runtime.lifeline`), even after
+    a ``kill -9``; when a batch ends with an exception (Ctrl-C, SIGTERM, a failed unit under
+    ``on_error="raise"``) the workers still computing are terminated instead of awaited.
     """
 
     fatal_errors = (BrokenProcessPool,)
@@ -92,16 +97,29 @@ class ProcessExecutor(Executor):
     @contextlib.asynccontextmanager
     async def _session(self) -> AsyncIterator[ProcessPoolExecutor]:
         pool = ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=multiprocessing.get_context(self.start_method)
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context(self.start_method),
+            initializer=init_worker,
+            initargs=(os.getpid(),),
         )
         try:
             yield pool
+        except BaseException:
+            _terminate_workers(pool)
+            raise
         finally:
             # Waiting for the workers to exit happens off the loop so amap never blocks it.
             await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
 
     async def _call(self, fn: Callable[[Any], Any], item: Any, session: ProcessPoolExecutor) -> Any:
         return await asyncio.get_running_loop().run_in_executor(session, fn, item)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop the workers of ``pool`` now: their units were cancelled, nobody awaits them."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            process.terminate()
 
 
 __all__ = ["AsyncExecutor", "ProcessExecutor", "UnitResult", "default_workers"]

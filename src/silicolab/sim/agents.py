@@ -11,12 +11,14 @@ hit the exact-prompt cache. :class:`RuleAgent` is the no-LLM baseline.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from silicolab.core.errors import InputError, ParseFailure
+from silicolab.core.errors import InputError, LLMError, ParseFailure
 from silicolab.llm.base import LanguageModel
 from silicolab.llm.structured import achoose, anumber
+from silicolab.runs.health import cut
 from silicolab.sim.components import Component
 from silicolab.sim.entity import ActionSpec, Entity
 from silicolab.sim.log import EpisodeLog, StepLog
@@ -34,13 +36,18 @@ def stable_sample_index(name: str, step: int) -> int:
 def repair_choice(raw: str, options: Sequence[str]) -> str | None:
     """The option a malformed reply clearly names, or None when it is ambiguous.
 
-    Accepts an exact (case-insensitive) option, or a reply mentioning exactly one option.
+    Accepts an exact (case-insensitive) option, or a reply mentioning exactly one option
+    as a whole word (so "no" is not read from "not" or "number").
     """
     text = raw.strip().strip("\"'.").lower()
     for opt in options:
         if text == opt.lower():
             return opt
-    mentioned = [opt for opt in options if opt.lower() in raw.lower()]
+    mentioned = [
+        opt
+        for opt in options
+        if re.search(rf"(?<!\w){re.escape(opt)}(?!\w)", raw, flags=re.IGNORECASE)
+    ]
     return mentioned[0] if len(mentioned) == 1 else None
 
 
@@ -126,21 +133,20 @@ class GenerativeAgent(Entity):
         system = self.render_context(contexts)
         question = spec.call_to_action.replace("{name}", self.name)
         index = stable_sample_index(self.name, step)
-        if spec.kind == "choice":
-            output = await self._choose(spec, system, question, index)
-        elif spec.kind == "float":
-            value = await anumber(
-                self.model, f"{system}\n\n{question}", tag=spec.tag, sample_index=index
-            )
-            output = repr(float(value))
-        else:
-            completion = await self.model.agenerate(
-                [{"role": "system", "content": system}, {"role": "user", "content": question}],
-                tag=spec.tag,
-                sample_index=index,
-                max_tokens=spec.max_tokens,
-            )
-            output = completion.text.strip()
+        try:
+            output = await self._answer(spec, system, question, index)
+        except ParseFailure as err:
+            raise ParseFailure(
+                f"{self.name}, act {step} ({spec.kind}): {err}; last reply: {cut(err.raw)!r}",
+                raw=err.raw,
+                attempts=err.attempts,
+            ) from err
+        except LLMError as err:
+            raise LLMError(
+                f"{self.name}, act {step} ({spec.kind}): {err}",
+                attempts=err.attempts,
+                status=err.status,
+            ) from err
         spec.validate(output)
         self.log.add(
             StepLog(step, self.name, spec.kind, output, {**contexts, CALL_TO_ACTION_KEY: question})
@@ -148,6 +154,23 @@ class GenerativeAgent(Entity):
         if self.memory is not None and self.remember_actions:
             self.memory.add(f"{self.name}: {output}", time=self.now)
         return output
+
+    async def _answer(self, spec: ActionSpec, system: str, question: str, index: int) -> str:
+        """One model request (plus the typed answer's repair re-prompts) for ``spec``."""
+        if spec.kind == "choice":
+            return await self._choose(spec, system, question, index)
+        if spec.kind == "float":
+            value = await anumber(
+                self.model, f"{system}\n\n{question}", tag=spec.tag, sample_index=index
+            )
+            return repr(float(value))
+        completion = await self.model.agenerate(
+            [{"role": "system", "content": system}, {"role": "user", "content": question}],
+            tag=spec.tag,
+            sample_index=index,
+            max_tokens=spec.max_tokens,
+        )
+        return completion.text.strip()
 
     async def _choose(self, spec: ActionSpec, system: str, question: str, index: int) -> str:
         try:
@@ -163,7 +186,7 @@ class GenerativeAgent(Entity):
             repaired = repair_choice(err.raw, spec.options) if err.raw else None
             if repaired is None:
                 raise ParseFailure(
-                    f"{self.name} gave no valid choice among {list(spec.options)}: {err}",
+                    f"no valid choice among {list(spec.options)}: {err}",
                     raw=err.raw,
                     attempts=err.attempts,
                 ) from err

@@ -31,7 +31,7 @@ from silicolab.core.errors import InputError
 from silicolab.core.seeding import rng
 from silicolab.llm.base import run_sync
 from silicolab.sim.entity import ActionSpec, Entity
-from silicolab.sim.log import EpisodeLog, StepLog
+from silicolab.sim.log import EpisodeLog, StepLog, keep_log
 
 __all__ = [
     "PROTOCOLS",
@@ -318,8 +318,27 @@ async def arun_conversation(
     """
     sequence = _validate(agents, protocol, coordinator, central, order, max_statements)
     run = _Run(agents, opening, max_statements)
+    try:
+        return await _converse(
+            run, protocol, opening, coordinator, central, sequence, seed, coordinator_stops
+        )
+    except Exception as err:
+        keep_log(err, run.log)  # a failed conversation still leaves its transcript so far
+        raise
+
+
+async def _converse(
+    run: _Run,
+    protocol: str,
+    opening: str,
+    coordinator: Entity | None,
+    central: str | None,
+    sequence: list[str],
+    seed: int,
+    coordinator_stops: bool,
+) -> Conversation:
     gen = rng(seed, "conversation", protocol)
-    names = [a.name for a in agents]
+    names = list(run.by_name)
     stops = coordinator is not None and coordinator_stops
     turn = 0  # position in `sequence` for the ordered protocols
     while run.left > 0:

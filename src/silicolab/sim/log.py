@@ -55,6 +55,14 @@ details{font-size:.85rem;color:#444}pre{white-space:pre-wrap;background:#f3f3f3;
 """
 
 
+def keep_log(err: BaseException, log: EpisodeLog) -> BaseException:
+    """Attach the episode's log so far to ``err`` (as ``err.episode_log``) unless an inner
+    frame already did, so whoever catches a failed episode can still save its transcript."""
+    if getattr(err, "episode_log", None) is None:
+        err.episode_log = log  # type: ignore[attr-defined]
+    return err
+
+
 class EpisodeLog:
     """An append-only list of :class:`StepLog` entries for one episode."""
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from silicolab.core.errors import InputError
+from silicolab.core.errors import InputError, ParseFailure
 from silicolab.llm.base import run_sync
 from silicolab.sim.entity import ActionSpec, Entity
 
@@ -84,7 +84,9 @@ class SurveyQuestion:
 @dataclass(frozen=True)
 class SurveyAnswer:
     """One parsed answer: ``raw`` is what the addressee said, ``value`` is ``None`` for NA,
-    ``explanation`` says how the value was obtained."""
+    ``explanation`` says how the value was obtained. ``parse_failed`` marks an NA that is
+    not the respondent's: its answer could not be read even by the parser (the parser's
+    reply stayed invalid after the repair loop; the explanation names who and shows it)."""
 
     variable: str
     addressee: str
@@ -92,6 +94,7 @@ class SurveyAnswer:
     raw: str
     value: Value
     explanation: str
+    parse_failed: bool = False
 
     @property
     def is_na(self) -> bool:
@@ -199,9 +202,15 @@ async def _ask_one(
     spec = ActionSpec(_answer_prompt(question, context), kind="free", tag="survey")
     raw = (await respondent.aact(spec)).strip()
 
-    def answer(value: Value, explanation: str) -> SurveyAnswer:
+    def answer(value: Value, explanation: str, failed: bool = False) -> SurveyAnswer:
         return SurveyAnswer(
-            question.variable, question.addressee, question.question, raw, value, explanation
+            question.variable,
+            question.addressee,
+            question.question,
+            raw,
+            value,
+            explanation,
+            failed,
         )
 
     direct = _direct(question, raw)
@@ -210,7 +219,10 @@ async def _ask_one(
     numeric = question.type in ("continuous", "count")
     if numeric:
         parse = ActionSpec(_parse_prompt(question, raw, numeric=True), kind="float", tag="parser")
-        reply = (await parser.aact(parse)).strip()
+        try:
+            reply = (await parser.aact(parse)).strip()
+        except ParseFailure as err:
+            return answer(None, f"NA: parse failure: {err}", failed=True)
         try:
             number = float(reply.replace(",", ""))
         except ValueError:
@@ -225,7 +237,10 @@ async def _ask_one(
     parse = ActionSpec(
         _parse_prompt(question, raw, numeric=False), kind="choice", options=options, tag="parser"
     )
-    reply = (await parser.aact(parse)).strip()
+    try:
+        reply = (await parser.aact(parse)).strip()
+    except ParseFailure as err:
+        return answer(None, f"NA: parse failure: {err}", failed=True)
     if reply not in options:
         raise InputError(f"{parser.name} answered {reply!r}, not one of {options}")
     if reply == NA:

@@ -27,7 +27,7 @@ from silicolab.sim.agents import GenerativeAgent, RuleAgent
 from silicolab.sim.components import Constraint, Goal, Identity, Observation
 from silicolab.sim.conversation import PROTOCOLS, STOP, Conversation, run_conversation
 from silicolab.sim.entity import ActionSpec
-from silicolab.sim.log import EpisodeLog, StepLog
+from silicolab.sim.log import EpisodeLog, StepLog, keep_log
 from silicolab.sim.survey import SurveyAnswer, SurveyQuestion, ask_survey
 
 SELLER, BUYER, COORDINATOR = "Seller", "Buyer", "Coordinator"
@@ -271,11 +271,15 @@ def run_bargaining(
         for who in (SELLER, BUYER)
         for var, text, kind in QUESTIONS
     ]
-    answers = ask_survey(
-        {SELLER: seller, BUYER: buyer},
-        questions,
-        context=f"{opening}\n\nTranscript:\n{conv.transcript()}",
-    )
+    try:
+        answers = ask_survey(
+            {SELLER: seller, BUYER: buyer},
+            questions,
+            context=f"{opening}\n\nTranscript:\n{conv.transcript()}",
+        )
+    except Exception as err:
+        keep_log(err, EpisodeLog(list(conv.log.steps)))  # the talk so far is not lost
+        raise
     log = EpisodeLog(list(conv.log.steps))
     for i, a in enumerate(answers):
         log.add(

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from silicolab.core.errors import InputError
@@ -200,8 +201,11 @@ async def arun_english_auction(
     price_rule: PriceRule = "second_dropout",
     seed: int = 0,
     max_rounds: int = 10_000,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
 ) -> AuctionResult:
-    """Run one auction with truthful bidders ``Bidder 1..N`` holding ``budgets``."""
+    """Run one auction with truthful bidders ``Bidder 1..N`` holding ``budgets``
+    (``checkpoint``/``resume``: see :func:`silicolab.sim.engines.run_simultaneous`)."""
     bidders = [truthful_bidder(f"Bidder {i + 1}", b) for i, b in enumerate(budgets)]
     gm = make_game_master(
         [b.name for b in bidders],
@@ -210,7 +214,14 @@ async def arun_english_auction(
         price_rule=price_rule,
     )
     entities = [*bidders, rule_auctioneer()]
-    log = await arun_simultaneous(gm, entities, max_steps=2 * max_rounds, seed=seed)
+    log = await arun_simultaneous(
+        gm,
+        entities,
+        max_steps=2 * max_rounds,
+        seed=seed,
+        checkpoint=checkpoint,
+        resume=resume,
+    )
     if not gm.done:
         raise InputError(f"the auction did not finish within {max_rounds} rounds")
     return AuctionResult(

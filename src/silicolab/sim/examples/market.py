@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from silicolab.core.errors import InputError
@@ -169,8 +170,11 @@ def run_market(
     rounds: int = 5,
     sellers: Mapping[str, tuple[float, int]] | None = None,
     buyers: Mapping[str, tuple[float, float, int]] | None = None,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
 ) -> MarketResult:
-    """Run ``rounds`` rounds (every trader acts once per round, sellers first)."""
+    """Run ``rounds`` rounds (every trader acts once per round, sellers first);
+    ``checkpoint``/``resume``: see :func:`silicolab.sim.engines.run_sequential`."""
     if rounds < 1:
         raise InputError(f"rounds={rounds} must be >= 1")
     sellers = dict(SELLERS if sellers is None else sellers)
@@ -183,7 +187,14 @@ def run_market(
         {n: m for n, (_, m, _) in buyers.items()},
         {n: g for n, (_, g) in sellers.items()},
     )
-    log = run_sequential(gm, entities, max_steps=rounds * len(entities), seed=seed)
+    log = run_sequential(
+        gm,
+        entities,
+        max_steps=rounds * len(entities),
+        seed=seed,
+        checkpoint=checkpoint,
+        resume=resume,
+    )
     snapshot = gm.state.snapshot()
     trades = [dict(t) for t in snapshot.pop("trades")]
     rejected = [

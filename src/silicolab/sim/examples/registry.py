@@ -59,3 +59,7 @@ EXAMPLES: dict[str, Example] = {"auction": auction, "bargaining": bargaining, "m
 
 USES_MODEL = frozenset({"bargaining"})
 """The examples whose agents call a language model."""
+
+CHECKPOINTED = frozenset({"auction", "market"})
+"""The examples that take ``checkpoint=path, resume=bool`` and continue a killed episode
+from its last completed step (the others start the episode again)."""

@@ -1,0 +1,57 @@
+"""SIGTERM ends a command the way Ctrl-C does: the run is marked ``interrupted``.
+
+Python turns SIGINT into :class:`KeyboardInterrupt`, which a :class:`silicolab.runs.Run`
+used as a context manager records as ``interrupted`` with a resume hint. SIGTERM (``kill``,
+a CI timeout, a container stop) would otherwise end the process at once and leave the run
+marked ``running``; :func:`install` makes it raise :class:`Terminated`, a
+``KeyboardInterrupt``, so both signals take the same path. Exit codes follow the shell
+convention: 128 + the signal number.
+"""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+
+#: The exit code typer returns for a KeyboardInterrupt (128 + SIGINT).
+INTERRUPTED = 130
+RESUME_HINT = "interrupted: finished units are saved; rerun the same command with --resume"
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when the process receives SIGTERM."""
+
+    signum = signal.SIGTERM
+
+
+_received: list[int] = []
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    del frame
+    _received.append(signum)
+    # Once is enough: the cleanup that follows (marking the run, stopping workers) must
+    # not be cut short by a second SIGTERM.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated(f"received signal {signum}")
+
+
+def install() -> None:
+    """Route SIGTERM through :class:`Terminated` (call once, from the main thread)."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def received() -> bool:
+    """Whether SIGTERM arrived (the exception it raised may have been replaced on its way
+    out: typer turns every KeyboardInterrupt into exit code 130)."""
+    return bool(_received)
+
+
+def exit_code(exc: BaseException | None = None) -> int:
+    """143 after SIGTERM, else 130 (Ctrl-C)."""
+    if _received:
+        return 128 + _received[0]
+    return 128 + int(getattr(exc, "signum", signal.SIGINT))
+
+
+__all__ = ["INTERRUPTED", "RESUME_HINT", "Terminated", "exit_code", "install", "received"]

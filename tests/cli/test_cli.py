@@ -78,34 +78,3 @@ def test_models_json_shows_key_status_but_never_the_key(tmp_path: Path) -> None:
     assert roles["default"]["key_set"] is True and roles["judge"]["key_set"] is False
     assert roles["judge"]["api_key_env"] == "MY_JUDGE_KEY"
     assert secret not in out.stdout + out.stderr
-
-
-def test_demo_writes_run_dir_and_second_run_is_served_from_cache(tmp_path: Path) -> None:
-    first = run(["demo", "--subjects", "24", "--json"], tmp_path)
-    assert first.returncode == 0, first.stderr
-    summary = json.loads(first.stdout)
-    run_dir = tmp_path / summary["run_dir"]
-    for name in ("run.json", "events.jsonl", "record.json", "report.md"):
-        assert (run_dir / name).is_file()
-    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
-    survey = [e for e in events if e["unit"].startswith("customer-")]
-    assert len(survey) == 24 and len({e["unit"] for e in survey}) == 24
-    assert len(events) == 24 + summary["causalab"]["episodes"]  # lab episodes are units too
-    assert summary["causalab"]["accuracy"] == 100.0
-    assert {r["method"]: r["shd"] for r in summary["discovery"]["rows"]}["pc"] == 8
-    designers = {r["agent"]: r for r in summary["boxinggym"]["rows"]}
-    assert designers["boed"]["regret"] < designers["random"]["regret"]
-    assert json.loads((run_dir / "run.json").read_text())["status"] == "finished"
-    record = json.loads((run_dir / "record.json").read_text())
-    assert record["schema_version"] and len(record["answers"]) == 24
-    assert summary["ledger"]["calls"] == 24 and summary["ledger"]["cache_hits"] == 0
-    effects = {(e["lhs"], e["rhs"]): e for e in summary["estimates"]}
-    wait = effects[("satisfaction", "wait_minutes")]
-    assert wait["ci_low"] < -0.25 < wait["ci_high"]  # the hidden truth is inside the CI
-    assert "| wait_minutes → satisfaction |" in (run_dir / "report.md").read_text()
-    second = json.loads(run(["demo", "--subjects", "24", "--json"], tmp_path).stdout)
-    assert second["ledger"]["cache_hits"] == 24 and second["estimates"] == summary["estimates"]
-    stats = json.loads(run(["cache", "stats", "--json"], tmp_path).stdout)
-    assert stats["entries"] == 24
-    cleared = json.loads(run(["cache", "clear", "--yes", "--json"], tmp_path).stdout)
-    assert cleared["removed"] == 24

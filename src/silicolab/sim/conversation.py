@@ -232,10 +232,17 @@ def _validate(
 class _Run:
     """The mutable state of one conversation run."""
 
-    def __init__(self, agents: Sequence[Entity], opening: str, max_statements: int) -> None:
+    def __init__(
+        self,
+        agents: Sequence[Entity],
+        opening: str,
+        max_statements: int,
+        statement_tokens: int | None = None,
+    ) -> None:
         self.by_name = {a.name: a for a in agents}
         self.opening = opening
         self.max_statements = max_statements
+        self.statement_tokens = statement_tokens
         self.statements: list[Statement] = []
         self.drafts: list[Draft] = []
         self.log = EpisodeLog()
@@ -264,6 +271,7 @@ class _Run:
             _speaker_prompt(name, self.opening, self.statements, self.left),
             kind="statement",
             tag="conversation",
+            max_tokens=self.statement_tokens,
         )
         return _clean(name, await self.ask(self.by_name[name], spec)), spec.call_to_action
 
@@ -306,18 +314,20 @@ async def arun_conversation(
     max_statements: int = 20,
     seed: int = 0,
     coordinator_stops: bool = True,
+    statement_tokens: int | None = None,
 ) -> Conversation:
     """Run one conversation among ``agents`` under ``protocol`` (see the module docstring).
 
     ``opening`` is the scenario text every prompt starts with. ``central`` names the central
     agent of the ``central_*`` protocols; ``order`` fixes the speaking order of ``ordered`` and
     ``central_ordered`` (default: the order of ``agents``). Random choices come from
-    ``silicolab.core.seeding.rng(seed, "conversation", protocol)``. Each realized statement
+    ``silicolab.core.seeding.rng(seed, "conversation", protocol)``. ``statement_tokens``
+    caps the length of each statement (and draft) in tokens. Each realized statement
     is also delivered to every agent through :meth:`Entity.observe`; discarded drafts and the
     coordinator's decisions never are.
     """
     sequence = _validate(agents, protocol, coordinator, central, order, max_statements)
-    run = _Run(agents, opening, max_statements)
+    run = _Run(agents, opening, max_statements, statement_tokens)
     try:
         return await _converse(
             run, protocol, opening, coordinator, central, sequence, seed, coordinator_stops

@@ -88,19 +88,6 @@ def opening_text(hypothesis: Hypothesis) -> str:
     return f"{hypothesis.scenario}\nParticipants: {roles}."
 
 
-class _Subject(GenerativeAgent):
-    """A subject; the first one also keeps the realized statements (every agent hears
-    every statement), so a conversation that fails half-way still leaves its transcript."""
-
-    heard: list[dict[str, Any]] | None = None
-
-    def observe(self, text: str) -> None:
-        super().observe(text)
-        if self.heard is not None:
-            speaker, _, said = text.partition(": ")
-            self.heard.append({"speaker": speaker, "text": said})
-
-
 def build_agents(
     hypothesis: Hypothesis, condition: Condition, model: LanguageModel
 ) -> list[GenerativeAgent]:
@@ -118,8 +105,7 @@ def build_agents(
         attributes = hypothesis.attributes_for(spec, condition.treatments)
         if attributes:
             components.append(Attributes(attributes))
-        agents.append(_Subject(spec.name, model, components))
-    agents[0].heard = []  # type: ignore[attr-defined]
+        agents.append(GenerativeAgent(spec.name, model, components))
     return agents
 
 
@@ -171,10 +157,12 @@ async def arun_condition(
     subject_model: LanguageModel,
     coordinator_model: LanguageModel,
     seed: int = 0,
+    statement_tokens: int | None = None,
 ) -> ConditionRun:
     """Run ``condition`` with LLM subjects. A model that fails for good (an
     :class:`LLMError` or a :class:`ParseFailure` after repairs) ends the condition with
-    ``error`` set, the statements so far kept and the failure counted in its health."""
+    ``error`` set, the statements so far kept and the failure counted in its health.
+    ``statement_tokens`` caps each statement's length."""
     agents = build_agents(hypothesis, condition, subject_model)
     coordinator = build_coordinator(hypothesis, coordinator_model)
     everyone: list[Entity] = [*agents, coordinator]
@@ -191,6 +179,7 @@ async def arun_condition(
             order=hypothesis.order or None,
             max_statements=hypothesis.max_statements,
             seed=child_seed(seed, "conversation", condition.id) or 0,
+            statement_tokens=statement_tokens,
         )
         statements = [{"speaker": s.speaker, "text": s.text} for s in conversation.statements]
         stop_reason = conversation.stop_reason
@@ -199,11 +188,10 @@ async def arun_condition(
         entities = {e.name: e for e in everyone}
         answers = await aask_survey(entities, survey_questions(hypothesis), context=context)
     except (LLMError, ParseFailure) as exc:
-        statements = statements or list(getattr(agents[0], "heard", None) or [])
-        who, reply = _failing_step(everyone)
+        statements = statements or _logged_statements(exc)
         kind = "parse_failures" if isinstance(exc, ParseFailure) else "model_errors"
-        health.note_failure(kind, getattr(exc, "raw", None) or reply)
-        error = f"{who}: {type(exc).__name__}: {cut(str(exc), 300)}"
+        health.note_failure(kind, getattr(exc, "raw", None) or str(exc))
+        error = f"{type(exc).__name__}: {cut(str(exc), 300)}"  # names the agent and act
     health.steps = sum(e.step for e in everyone if isinstance(e, GenerativeAgent))
     for a in answers:
         if a.is_na and not a.explanation.startswith("NA: the respondent"):
@@ -222,12 +210,16 @@ async def arun_condition(
     )
 
 
-def _failing_step(entities: list[Entity]) -> tuple[str, str]:
-    """``("<agent> step <n>", last reply)`` of the entity that acted last (the one whose
-    call failed has not logged it yet, so name its next step)."""
-    best = max(entities, key=lambda e: getattr(e, "step", 0) - len(getattr(e, "log", ())))
-    last = best.log[-1].output if getattr(best, "log", None) and len(best.log) else ""
-    return f"{best.name} step {getattr(best, 'step', 0)}", last
+def _logged_statements(exc: BaseException) -> list[dict[str, Any]]:
+    """The statements realized before a conversation failed (the log ``sim`` attaches to
+    the error; a drafted-but-discarded reply is not a statement)."""
+    log = getattr(exc, "episode_log", None)
+    steps = log.steps if log is not None else []
+    return [
+        {"speaker": s.who, "text": s.output}
+        for s in steps
+        if s.kind == "statement" or (s.kind == "draft" and s.event == "realized")
+    ]
 
 
 __all__ = [

@@ -36,6 +36,7 @@ class StudyOptions:
     seed: int = 0
     max_conditions: int = 1000
     jobs: int = 16
+    statement_tokens: int | None = 300
     interactions: bool = False
     drop_capped: bool = False
     predict: bool = False
@@ -188,6 +189,7 @@ def _condition_runner(
             subject_model=models.subject,
             coordinator_model=models.coordinator,
             seed=options.seed,
+            statement_tokens=options.statement_tokens,
         )
 
     return run_one

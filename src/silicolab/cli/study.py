@@ -15,6 +15,22 @@ from silicolab.core.errors import InputError
 SUBJECTS = ("llm", "rule", "world")
 
 
+#: ``study run`` options stored in run.json (the others say where and how to run, not what).
+STORED = (
+    "subjects", "conditions", "seed", "max_conditions", "jobs", "statement_tokens",
+    "interactions", "drop_capped", "predict", "follow_on",
+)  # fmt: skip
+
+
+def study_settings(params: dict[str, Any], typed: set[str]) -> tuple[dict[str, Any], set[str]]:
+    """The study's stored settings from the command's parameters, and which of them the
+    user typed (the auction's price rule is stored inside ``rule_options``)."""
+    settings = {name: getattr(params[name], "value", params[name]) for name in STORED}
+    settings["rule_options"] = {"price_rule": getattr(params["price_rule"], "value", None)}
+    explicit = (typed & set(STORED)) | ({"rule_options"} if "price_rule" in typed else set())
+    return settings, explicit
+
+
 def load_study_hypothesis(example: str | None, hypothesis: Path | None) -> Any:
     """The hypothesis from a built-in example name or a file (exactly one of them)."""
     from silicolab.studies import load_example, read_hypothesis

@@ -112,6 +112,49 @@ def hypothesis(
     )  # fmt: skip
 
 
+SubjectsOpt = Annotated[
+    Subjects,
+    typer.Option(
+        help="llm: language-model agents; rule: rule-based agents (auction); world: the "
+        "offline scripted world whose answers follow a hidden SCM."
+    ),
+]
+ConditionsOpt = Annotated[
+    int | None, typer.Option(min=1, help="Run a seeded random subset of N conditions.")
+]
+MaxConditionsOpt = Annotated[int, typer.Option(min=1, help="Refuse designs larger than this.")]
+SeedOpt = Annotated[int, typer.Option(min=0, help="Seed (design subset, conversations).")]
+JobsOpt = Annotated[int, typer.Option(min=1, help="Conditions run concurrently.")]
+StatementTokensOpt = Annotated[
+    int, typer.Option(min=8, help="Cap on the length of each statement, in tokens.")
+]
+InteractionsOpt = Annotated[
+    bool, typer.Option("--interactions", help="Also fit pairwise interactions (LR/Wald).")
+]
+DropCappedOpt = Annotated[
+    bool, typer.Option("--drop-capped", help="Leave out runs that hit the statement cap.")
+]
+PredictOpt = Annotated[
+    bool, typer.Option("--predict", help="Ask the scientist for predict-y/β and LOO.")
+]
+FollowOnOpt = Annotated[
+    bool, typer.Option("--follow-on", help="Plan and run the follow-on experiment.")
+]
+PriceRuleOpt = Annotated[
+    PriceRule, typer.Option(help="Auction price convention for --subjects rule.")
+]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Skip the cost confirmation.")]
+MaxCostOpt = Annotated[
+    float | None, typer.Option(min=0, help="Refuse if the planned cost may exceed USD.")
+]
+ResumeOpt = Annotated[
+    bool, typer.Option("--resume", help="Finish the latest unfinished study run.")
+]
+RunsDirOpt = Annotated[
+    Path | None, typer.Option("--runs-dir", help="Where run directories go (default: runs).")
+]
+
+
 @study_app.command("run")
 def run(
     ctx: typer.Context,
@@ -121,48 +164,23 @@ def run(
     hypothesis: Annotated[
         Path | None, typer.Option("--hypothesis", help="A hypothesis YAML/JSON file.")
     ] = None,
-    subjects: Annotated[
-        Subjects,
-        typer.Option(
-            help="llm: language-model agents; rule: rule-based agents (auction); world: the "
-            "offline scripted world whose answers follow a hidden SCM.",
-        ),
-    ] = Subjects.llm,
-    conditions: Annotated[
-        int | None, typer.Option(min=1, help="Run a seeded random subset of N conditions.")
-    ] = None,
-    max_conditions: Annotated[
-        int, typer.Option(min=1, help="Refuse designs larger than this.")
-    ] = 1000,
-    seed: Annotated[int, typer.Option(min=0, help="Seed (design subset, conversations).")] = 0,
-    jobs: Annotated[int, typer.Option(min=1, help="Conditions run concurrently.")] = 16,
-    interactions: Annotated[
-        bool, typer.Option("--interactions", help="Also fit pairwise interactions (LR/Wald).")
-    ] = False,
-    drop_capped: Annotated[
-        bool, typer.Option("--drop-capped", help="Leave out runs that hit the statement cap.")
-    ] = False,
-    predict: Annotated[
-        bool, typer.Option("--predict", help="Ask the scientist for predict-y/β and LOO.")
-    ] = False,
-    follow_on: Annotated[
-        bool, typer.Option("--follow-on", help="Plan and run the follow-on experiment.")
-    ] = False,
-    price_rule: Annotated[
-        PriceRule, typer.Option(help="Auction price convention for --subjects rule.")
-    ] = PriceRule.second_dropout,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Skip the cost confirmation.")] = False,
-    max_cost: Annotated[
-        float | None, typer.Option(min=0, help="Refuse if the planned cost may exceed USD.")
-    ] = None,
-    resume: Annotated[
-        bool, typer.Option("--resume", help="Finish the latest unfinished study run.")
-    ] = False,
+    subjects: SubjectsOpt = Subjects.llm,
+    conditions: ConditionsOpt = None,
+    max_conditions: MaxConditionsOpt = 1000,
+    seed: SeedOpt = 0,
+    jobs: JobsOpt = 16,
+    statement_tokens: StatementTokensOpt = 300,
+    interactions: InteractionsOpt = False,
+    drop_capped: DropCappedOpt = False,
+    predict: PredictOpt = False,
+    follow_on: FollowOnOpt = False,
+    price_rule: PriceRuleOpt = PriceRule.second_dropout,
+    yes: YesOpt = False,
+    max_cost: MaxCostOpt = None,
+    resume: ResumeOpt = False,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
-    runs_dir: Annotated[
-        Path | None, typer.Option("--runs-dir", help="Where run directories go (default: runs).")
-    ] = None,
+    runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -173,23 +191,9 @@ def run(
     'silicolab study run --hypothesis my.yaml --predict --follow-on'.
     """
     from silicolab.cli.options import explicit_options
-    from silicolab.cli.study import run_study_command
+    from silicolab.cli.study import run_study_command, study_settings
 
-    settings = {
-        "subjects": subjects.value,
-        "conditions": conditions,
-        "seed": seed,
-        "max_conditions": max_conditions,
-        "jobs": jobs,
-        "interactions": interactions,
-        "drop_capped": drop_capped,
-        "predict": predict,
-        "follow_on": follow_on,
-        "rule_options": {"price_rule": price_rule.value},
-    }
-    explicit = explicit_options(ctx)
-    if "price_rule" in explicit:
-        explicit = (explicit - {"price_rule"}) | {"rule_options"}
+    settings, explicit = study_settings(ctx.params, explicit_options(ctx))
     if resume and (example is not None or hypothesis is not None):
         raise InputError("--resume continues the stored study; drop the study name/--hypothesis")
     run_study_command(

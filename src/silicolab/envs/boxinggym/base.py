@@ -18,6 +18,7 @@ live in :mod:`silicolab.envs.boxinggym.posterior` and are re-exported here.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -28,18 +29,22 @@ import numpy as np
 
 from silicolab.core import seeding
 from silicolab.core.errors import InputError
+from silicolab.envs.base import FIDELITIES, EnvSpec, Fidelity, GoalKind, check_fidelity
 from silicolab.envs.boxinggym.posterior import (
     grid_posterior,
     importance_posterior,
     smc_posterior,
     systematic_resample,
 )
+from silicolab.envs.errors import InvalidAction
 
 Theta = dict[str, np.ndarray]
-Fidelity = Literal["fixed", "faithful"]
-FIDELITIES: tuple[str, ...] = ("fixed", "faithful")
+#: BoxingGym's name for the refusal error every environment raises (one class).
+InvalidDesign = InvalidAction
 __all__ = [
+    "FIDELITIES",
     "BoxingEnv",
+    "Fidelity",
     "Goal",
     "InvalidDesign",
     "Question",
@@ -60,17 +65,6 @@ __all__ = [
 class PosteriorUnavailable(RuntimeError):
     """The environment cannot sample a posterior for these data (e.g. deterministic
     observations that no parameter value reproduces); the message says why."""
-
-
-class InvalidDesign(Exception):
-    """A design the environment refuses; ``message`` is exactly the text the agent sees.
-
-    A refused try costs no experiment step.
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -137,7 +131,10 @@ def naive_message(task: str, answer_format: str = ANSWER_FORMAT) -> str:
 
 
 def to_jsonable(value: Any) -> Any:
-    """``value`` with numpy scalars/arrays and tuples turned into JSON-ready Python objects."""
+    """``value`` with numpy scalars/arrays, tuples and dataclasses (designs) turned into
+    JSON-ready Python objects."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
@@ -163,7 +160,7 @@ class Goal(ABC):
     name: ClassVar[str]
     norm_mu: ClassVar[float]
     norm_sigma: ClassVar[float]
-    kind: ClassVar[Literal["error", "accuracy"]] = "error"
+    kind: ClassVar[GoalKind] = "error"
     num_evals: ClassVar[int] = 10
     #: published clip of the raw mean error before z-scoring (location direct: (0, 10000)).
     raw_clip: ClassVar[tuple[float, float] | None] = None
@@ -271,6 +268,8 @@ class BoxingEnv(ABC):
 
     name: ClassVar[str]
     goals: ClassVar[tuple[str, ...]]
+    #: the registration record, set by :func:`silicolab.envs.make`.
+    spec: EnvSpec | None = None
     #: faithful NMC inner-block layout: "after_outer" = indices N + n*M..., "from_start" = n*M...
     nmc_inner_layout: ClassVar[Literal["after_outer", "from_start"]] = "after_outer"
     #: False for an environment without an EIG (predator-prey); nmc_eig then raises.
@@ -290,8 +289,7 @@ class BoxingEnv(ABC):
         fidelity: str = "fixed",
         seed: int | None = 0,
     ) -> None:
-        if fidelity not in FIDELITIES:
-            raise InputError(f"fidelity must be one of {list(FIDELITIES)}; got {fidelity!r}")
+        check_fidelity(fidelity)
         if goal not in self.goals:
             raise InputError(
                 f"{self.name} has goals {list(self.goals)}; got {goal!r} - pick one of those"

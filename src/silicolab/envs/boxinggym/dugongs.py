@@ -35,6 +35,7 @@ from silicolab.envs.boxinggym.base import (
     ANSWER_FORMAT,
     OBSERVE_FORMAT,
     BoxingEnv,
+    Fidelity,
     Goal,
     InvalidDesign,
     Question,
@@ -375,7 +376,7 @@ def make_dugongs(
     *,
     goal: str = "direct",
     prior: bool = True,
-    fidelity: Literal["fixed", "faithful"] = "fixed",
+    fidelity: Fidelity = "fixed",
     seed: int | None = 0,
     **env_params: Any,
 ) -> Dugongs:

@@ -40,6 +40,7 @@ from silicolab.envs.boxinggym.base import (
     NAIVE_KNOWLEDGE_HEADER,
     OBSERVE_FORMAT,
     BoxingEnv,
+    Fidelity,
     Goal,
     InvalidDesign,
     Question,
@@ -380,7 +381,7 @@ def make_hyperbolic_temporal_discount(
     *,
     goal: str = "direct",
     prior: bool = True,
-    fidelity: Literal["fixed", "faithful"] = "fixed",
+    fidelity: Fidelity = "fixed",
     seed: int | None = 0,
     **env_params: Any,
 ) -> TemporalDiscount:

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from silicolab.core.errors import InputError
 from silicolab.core.seeding import rng
+from silicolab.envs.base import EnvSpec, Fidelity
 from silicolab.envs.causalab.episode_setup import (
     as_number,
     check_options,
@@ -49,7 +50,6 @@ from silicolab.envs.causalab.episode_setup import (
 from silicolab.envs.causalab.suite import TARGET, GraphConfig, load_suite
 from silicolab.envs.errors import InvalidAction
 
-Fidelity = Literal["fixed", "faithful"]
 Phase = Literal["manipulator", "reactor", "done"]
 TOLERANCE = 5.0
 MAX_SUBMISSIONS = 3
@@ -77,6 +77,9 @@ class CrystalLab:
     "reactor": {...}, "prior": [{...}, ...]}`` (any subset). ``hidden_draws`` fixes the
     sequence of hidden-disturbance values drawn after each intervention.
     """
+
+    #: the registration record, set by :func:`silicolab.envs.make`.
+    spec: EnvSpec | None = None
 
     def __init__(
         self,
@@ -335,6 +338,10 @@ class CrystalLab:
         from silicolab.envs.causalab.text_ui import task_text
 
         return task_text(self)
+
+    def describe(self) -> str:
+        """The task text a scientist starts from (:meth:`task_text`)."""
+        return self.task_text()
 
     def text_step(self, action: Mapping[str, Any]) -> str:
         """Carry out one DSL action (``action``/``arg1``/``arg2``, ``chosen_dialog_option_int``

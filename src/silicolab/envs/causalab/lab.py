@@ -349,6 +349,11 @@ class CrystalLab:
         message and cost no budget."""
         return self._ui.step(action)
 
+    @property
+    def last_action_refused(self) -> bool:
+        """Whether the last :meth:`text_step` action was refused (it cost no budget)."""
+        return bool(getattr(self._ui, "refused", False))
+
     def text_observation(self) -> str:
         """The current screen."""
         return self._ui.screen()

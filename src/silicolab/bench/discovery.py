@@ -10,6 +10,7 @@ event loop. With a :class:`silicolab.runs.Run`, each finished unit is appended t
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 from collections.abc import Mapping, Sequence
@@ -18,9 +19,9 @@ from typing import Any
 
 import pandas as pd
 
+from silicolab.bench.harness import arun_units, positive_int, sync
 from silicolab.core.errors import InputError
-from silicolab.llm.base import run_sync
-from silicolab.runtime import AsyncExecutor, ProcessExecutor
+from silicolab.runs.health import RunHealth, UnitHealth
 from silicolab.runtime.base import EventLog
 
 DATASETS = ("auto_mpg", "dwd_climate", "sachs")
@@ -229,23 +230,83 @@ def _row(method: str, dataset: str, result: Any, truth: Any, model: Any) -> dict
     }
 
 
-def run_statistical_unit(item: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class DiscoveryBench:
+    """What to run: each of ``methods`` on each of ``datasets`` (``method_params`` maps a
+    method to extra parameters, as sorted pairs), ``jobs`` units at a time. Validated on
+    construction; :meth:`build` takes friendlier values."""
+
+    methods: tuple[str, ...]
+    datasets: tuple[str, ...] = DATASETS
+    jobs: int = 1
+    method_params: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.methods, str) or isinstance(self.datasets, str):
+            raise InputError("methods and datasets are lists of names, e.g. ['pc'], ['auto_mpg']")
+        object.__setattr__(self, "methods", tuple(self.methods))
+        object.__setattr__(self, "datasets", tuple(self.datasets))
+        unknown = sorted(set(self.datasets) - set(DATASETS))
+        if unknown:
+            raise InputError(f"unknown dataset(s) {unknown}; choose from {list(DATASETS)}")
+        stray = sorted(set(dict(self.method_params)) - set(self.methods))
+        if stray:
+            raise InputError(
+                f"method_params names method(s) {stray} that are not in {list(self.methods)}"
+            )
+        positive_int(self.jobs, "jobs")
+
+    @classmethod
+    def build(
+        cls,
+        methods: Sequence[str],
+        datasets: Sequence[str] = DATASETS,
+        *,
+        jobs: int = 1,
+        method_params: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> DiscoveryBench:
+        params = tuple(
+            sorted((m, tuple(sorted(p.items()))) for m, p in (method_params or {}).items())
+        )
+        return cls(methods=methods, datasets=datasets, jobs=jobs, method_params=params)  # type: ignore[arg-type]
+
+    def params(self, method: str) -> dict[str, Any]:
+        return dict(dict(self.method_params).get(method, ()))
+
+    def units(self, kinds: Mapping[str, str], llm: bool) -> list[DiscoveryUnit]:
+        """The (method, dataset) units whose method is (``llm``) or is not an LLM method."""
+        return [
+            DiscoveryUnit(self, m, d)
+            for m in self.methods
+            for d in self.datasets
+            if (kinds[m] == "llm") == llm
+        ]
+
+
+@dataclass(frozen=True)
+class DiscoveryUnit:
+    """One (method, dataset) pair under ``bench``."""
+
+    bench: DiscoveryBench
+    method: str
+    dataset: str
+
+
+def run_statistical_unit(unit: DiscoveryUnit) -> dict[str, Any]:
     """One statistical (method, dataset) unit; top level so a process pool can pickle it."""
     from silicolab.discovery import datasets, registry
 
-    method, dataset, params = item
-    ds = datasets.load(dataset)
-    result = registry.discover(ds.data, method, **params)
-    return _row(method, dataset, result, ds.truth, None)
+    ds = datasets.load(unit.dataset)
+    result = registry.discover(ds.data, unit.method, **unit.bench.params(unit.method))
+    return _row(unit.method, unit.dataset, result, ds.truth, None)
 
 
-async def _run_llm_unit(item: tuple[str, str, dict[str, Any], Any]) -> dict[str, Any]:
+async def _run_llm_unit(unit: DiscoveryUnit, model: Any) -> dict[str, Any]:
     from silicolab.discovery import datasets, registry
 
-    method, dataset, params, model = item
-    ds = datasets.load(dataset)
-    fn = registry.get(method)
-    kwargs = dict(params)
+    ds = datasets.load(unit.dataset)
+    fn = registry.get(unit.method)
+    kwargs = unit.bench.params(unit.method)
     accepted = inspect.signature(fn).parameters
     open_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     for name, value in (("description", ds.description), ("variables", ds.variables)):
@@ -255,7 +316,7 @@ async def _run_llm_unit(item: tuple[str, str, dict[str, Any], Any]) -> dict[str,
         result = await fn(ds.data, model=model, **kwargs)
     else:  # a sync wrapper may run its own event loop, so keep it off this one
         result = await asyncio.to_thread(fn, ds.data, model=model, **kwargs)
-    return _row(method, dataset, result, ds.truth, model)
+    return _row(unit.method, unit.dataset, result, ds.truth, model)
 
 
 def _with_published(row: dict[str, Any], model: Any) -> dict[str, Any]:
@@ -277,61 +338,67 @@ def _with_published(row: dict[str, Any], model: Any) -> dict[str, Any]:
     return row
 
 
-async def arun_discovery_bench(
-    methods: Sequence[str],
-    datasets: Sequence[str] = DATASETS,
-    *,
-    model: Any = None,
-    run: EventLog | None = None,
-    jobs: int = 1,
-    method_params: Mapping[str, Mapping[str, Any]] | None = None,
+async def arun_discovery(
+    bench: DiscoveryBench, *, model: Any = None, run: EventLog | None = None
 ) -> pd.DataFrame:
-    """Async twin of :func:`run_discovery_bench` (for notebooks and async callers)."""
+    """Run ``bench`` and return one row per (method, dataset) (see
+    :func:`run_discovery_bench`); the LLM units' health is in ``table.attrs["health"]``."""
     from silicolab.discovery import registry
 
-    if isinstance(methods, str) or isinstance(datasets, str):
-        raise InputError("methods and datasets are lists of names, e.g. ['pc'], ['auto_mpg']")
-    unknown = sorted(set(datasets) - set(DATASETS))
-    if unknown:
-        raise InputError(f"unknown dataset(s) {unknown}; choose from {list(DATASETS)}")
-    params = {m: dict(p) for m, p in (method_params or {}).items()}
-    stray = sorted(set(params) - set(methods))
-    if stray:
-        raise InputError(f"method_params names method(s) {stray} that are not in {list(methods)}")
-    kinds = {m: registry.kind_of(m) for m in methods}
+    kinds = {m: registry.kind_of(m) for m in bench.methods}
     if any(k == "llm" for k in kinds.values()) and model is None:
         raise InputError("LLM methods need model= (a spec such as 'openai:gpt-4o-mini' or a model)")
     label = model_label(model)
-    stat = [(m, d, params.get(m, {})) for m in methods for d in datasets if kinds[m] != "llm"]
-    llm = [(m, d, params.get(m, {}), model) for m in methods for d in datasets if kinds[m] == "llm"]
+    stat, llm = bench.units(kinds, llm=False), bench.units(kinds, llm=True)
     rows: list[dict[str, Any]] = []
+    health: list[Any] = []
     if stat:
-        executor = ProcessExecutor(jobs) if jobs > 1 and len(stat) > 1 else AsyncExecutor(1)
-        results = await executor.amap(
-            run_statistical_unit, stat, key=lambda i: f"{i[0]}/{i[1]}", run=run, on_error="record"
+        results = await arun_units(
+            stat,
+            run_statistical_unit,
+            key=lambda u: f"{u.method}/{u.dataset}",
+            jobs=bench.jobs,
+            run=run,
+            process=run_statistical_unit,
         )
-        rows += _collect(results, [(m, d) for m, d, _ in stat], "")
+        rows += _collect(results, stat, "")
     if llm:
-        results = await AsyncExecutor(jobs).amap(
-            _run_llm_unit, llm, key=lambda i: f"{i[0]}[{label}]/{i[1]}", run=run, on_error="record"
+        results = await arun_units(
+            llm,
+            functools.partial(_run_llm_unit, model=model),
+            key=lambda u: f"{u.method}[{label}]/{u.dataset}",
+            jobs=bench.jobs,
+            run=run,
         )
-        rows += _collect(results, [(m, d) for m, d, _, _ in llm], label)
-    order = {(m, d): i for i, (m, d) in enumerate((m, d) for m in methods for d in datasets)}
+        rows += _collect(results, llm, label)
+        health = [_llm_health(r) for r in results]
+    order = {
+        (m, d): i for i, (m, d) in enumerate((m, d) for m in bench.methods for d in bench.datasets)
+    }
     rows.sort(key=lambda r: order[(r["method"], r["dataset"])])
     table = [_with_published(r, model if kinds[r["method"]] == "llm" else None) for r in rows]
-    return pd.DataFrame(table)
+    frame = pd.DataFrame(table)
+    frame.attrs["health"] = RunHealth.of(health)
+    return frame
 
 
-def _collect(results: list[Any], units: list[tuple[str, str]], label: str) -> list[dict]:
+def _llm_health(result: Any) -> UnitHealth:
+    """An LLM unit is one model step: a failed unit is a model error."""
+    if result.ok:
+        return UnitHealth(unit=result.key, steps=1)
+    return UnitHealth(unit=result.key, steps=1, model_errors=1, sample_reply=str(result.error))
+
+
+def _collect(results: list[Any], units: list[DiscoveryUnit], label: str) -> list[dict]:
     rows = []
-    for result, (method, dataset) in zip(results, units, strict=True):
+    for result, unit in zip(results, units, strict=True):
         if result.ok:
             rows.append({**result.value, "error": ""})
         else:
             rows.append(
                 {
-                    "method": method,
-                    "dataset": dataset,
+                    "method": unit.method,
+                    "dataset": unit.dataset,
                     "model": label,
                     "shd": None,
                     "nhd": math.nan,
@@ -364,9 +431,9 @@ def run_discovery_bench(
     parameters (e.g. ``{"exact": {"scp_orientation_quirk": True}}``); ``run`` makes the
     bench resumable; ``jobs`` bounds the parallel units.
     """
-    return run_sync(
-        arun_discovery_bench(
-            methods, datasets, model=model, run=run, jobs=jobs, method_params=method_params
-        ),
-        twin="arun_discovery_bench",
-    )
+    bench = DiscoveryBench.build(methods, datasets, jobs=jobs, method_params=method_params)
+    for method in bench.methods:  # unknown names fail before any work
+        from silicolab.discovery import registry
+
+        registry.kind_of(method)
+    return sync(arun_discovery(bench, model=model, run=run), twin="arun_discovery")

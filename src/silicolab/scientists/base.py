@@ -71,7 +71,7 @@ class Family:
             name = new
         if name not in self.scientists:
             raise InputError(
-                f"unknown {self.name} scientist {name!r}; choose from {list(self.scientists)}"
+                f"unknown {self.name} agent {name!r}; choose from {list(self.scientists)}"
             )
         return name
 

@@ -1,0 +1,105 @@
+"""The one benchmark harness: units of work from a frozen spec, run resumably, with health.
+
+Every bench (discovery, CausaLab, BoxingGym, any environment family) is a frozen, typed
+spec object whose ``units()`` are frozen, picklable units of work carrying the spec. This
+module runs them: :func:`arun_units` picks the executor (a process pool for CPU-bound units
+when ``jobs > 1``, the event loop otherwise), appends every finished unit to the run's
+``events.jsonl`` (a rerun skips it: resume) and records failures instead of stopping;
+:func:`run_health` turns the results into a :class:`~silicolab.runs.RunHealth`;
+:func:`sync` is the one synchronous twin of every bench's async runner.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from silicolab.core.errors import InputError
+from silicolab.llm.base import run_sync
+from silicolab.runs.health import RunHealth, UnitHealth
+from silicolab.runtime import AsyncExecutor, ProcessExecutor
+from silicolab.runtime.base import EventLog, UnitResult
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+async def arun_units(
+    units: Sequence[Any],
+    play: Callable[[Any], Any],
+    *,
+    key: Callable[[Any], str],
+    jobs: int,
+    run: EventLog | None = None,
+    process: Callable[[Any], Any] | None = None,
+    description: str = "",
+    events: bool = False,
+) -> list[UnitResult]:
+    """Run ``play(unit)`` (sync or async) for every unit, in order of ``units``.
+
+    ``process`` is a picklable, top-level twin of ``play`` for CPU-bound units: with
+    ``jobs > 1`` they run in that many worker processes; otherwise units run ``jobs`` at a
+    time on the event loop (one at a time when a process twin exists: they are CPU-bound).
+    A unit's value is stored as ``{"value": value}``, or, with ``events``, as the event
+    data itself (a dict, such as :meth:`~silicolab.scientists.EpisodeRecord.to_event`).
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs must be a positive integer, got {jobs!r}")
+    convert: dict[str, Any] = {"key": key, "run": run, "on_error": "record"}
+    if events:
+        convert.update(to_event=_identity, from_event=_identity)
+    if process is not None and jobs > 1 and len(units) > 1:
+        executor: Any = ProcessExecutor(jobs, description=description)
+        return await executor.amap(process, units, **convert)
+    concurrency = 1 if process is not None else jobs
+    return await AsyncExecutor(concurrency, description=description).amap(play, units, **convert)
+
+
+def sync(coro: Coroutine[Any, Any, Any], twin: str) -> Any:
+    """Run a bench's async runner from synchronous code (``twin`` names it for the error
+    raised inside a running event loop, e.g. a notebook)."""
+    return run_sync(coro, twin=twin)
+
+
+def episode_health(result: UnitResult, *, model_errors: bool) -> UnitHealth | None:
+    """The health of one episode unit: its stored counters, or for a failed unit one
+    model error when a model drives the episode (``model_errors``), else None."""
+    if result.ok:
+        stored = (result.value or {}).get("episode", {}).get("health")
+        return None if stored is None else UnitHealth.from_dict({**stored, "unit": result.key})
+    if not model_errors:
+        return None
+    return UnitHealth(unit=result.key, steps=1, model_errors=1, sample_reply=str(result.error))
+
+
+def run_health(
+    results: Sequence[UnitResult], health_of: Callable[[UnitResult], UnitHealth | None]
+) -> RunHealth:
+    """The run's health from each unit's (units without counters are left out)."""
+    units = [h for h in (health_of(r) for r in results) if h is not None]
+    return RunHealth.of(units)
+
+
+def mean(values: Sequence[Any]) -> float:
+    """The mean of the values that are not None or NaN (NaN when there is none)."""
+    clean = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    return sum(clean) / len(clean) if clean else math.nan
+
+
+def positive_int(value: Any, name: str) -> int:
+    """``value`` if it is a positive integer, else an :class:`InputError` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+__all__ = [
+    "arun_units",
+    "episode_health",
+    "mean",
+    "positive_int",
+    "run_health",
+    "sync",
+]

@@ -173,10 +173,15 @@ class Goal(ABC):
     def system_message(self, include_prior: bool) -> str:
         """The scientist's system prompt (domain story with prior, abstract without)."""
 
+    #: the goal sentence with the prior and without it (or override :meth:`task_text`).
+    task_texts: ClassVar[tuple[str, str] | None] = None
+
     def task_text(self, include_prior: bool) -> str:
-        """The goal sentence(s) a novice gets; override to use the default
-        :meth:`naive_system_message`."""
-        raise NotImplementedError(f"{type(self).__name__} defines no task_text")
+        """The goal sentence(s) a novice gets (:attr:`task_texts`); the default
+        :meth:`naive_system_message` uses it."""
+        if self.task_texts is None:
+            raise NotImplementedError(f"{type(self).__name__} defines no task_text")
+        return self.task_texts[0 if include_prior else 1]
 
     def naive_system_message(self, include_prior: bool) -> str:
         """The novice's system prompt; the explanation is appended after it."""
@@ -302,6 +307,20 @@ class BoxingEnv(ABC):
         self.posterior_cache: Any = None  # an eig.PosteriorCache, created on first use
         self.reset(seed)
         self.goal: Goal = self.make_goal(goal)
+
+    @classmethod
+    def factory(
+        cls,
+        *,
+        goal: str = "direct",
+        prior: bool = True,
+        fidelity: Fidelity = "fixed",
+        seed: int | None = 0,
+        **params: Any,
+    ) -> BoxingEnv:
+        """The environment from the registry's keywords: ``prior`` is ``include_prior``,
+        ``params`` are the class's own options (an unknown one is a ``TypeError``)."""
+        return cls(goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **params)
 
     # lifecycle --------------------------------------------------------------------------------
     def rng_for(self, *role: str | int) -> np.random.Generator:

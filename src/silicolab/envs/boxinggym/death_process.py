@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -239,15 +239,12 @@ class DirectGoal(Goal):
     name = "direct"
     norm_mu = 222.2998
     norm_sigma = 189.76853880440774
-    kind: Literal["error", "accuracy"] = "error"
-    num_evals = 10
     env: DeathProcess
 
-    def task_text(self, include_prior: bool) -> str:
-        """The goal sentence."""
-        if include_prior:
-            return "Your goal is to predict the number of infected individuals at a given time."
-        return "Your goal is to predict the integer response for a given input."
+    task_texts = (
+        "Your goal is to predict the number of infected individuals at a given time.",
+        "Your goal is to predict the integer response for a given input.",
+    )
 
     def system_message(self, include_prior: bool) -> str:
         """The scientist's prompt."""
@@ -340,13 +337,5 @@ class InfectionGoal(DirectGoal):
         return float(self.env.prior.mean())
 
 
-def make_death_process(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: Literal["fixed", "faithful"] = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> DeathProcess:
-    """The death-process environment (registered as ``boxinggym/death_process``)."""
-    return DeathProcess(goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params)
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_death_process = DeathProcess.factory

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -35,7 +35,6 @@ from silicolab.envs.boxinggym.base import (
     ANSWER_FORMAT,
     OBSERVE_FORMAT,
     BoxingEnv,
-    Fidelity,
     Goal,
     InvalidDesign,
     Question,
@@ -312,15 +311,12 @@ class LengthGoal(Goal):
     name = "direct"
     norm_mu = 0.9058681693402041
     norm_sigma = 9.234192516908691
-    kind: Literal["error", "accuracy"] = "error"
-    num_evals = 10
     env: Dugongs
 
-    def task_text(self, include_prior: bool) -> str:
-        """The goal sentence."""
-        if include_prior:
-            return "Your goal is to predict the length of a dugong at a given age."
-        return "Your goal is to predict the float response to a given float input."
+    task_texts = (
+        "Your goal is to predict the length of a dugong at a given age.",
+        "Your goal is to predict the float response to a given float input.",
+    )
 
     def system_message(self, include_prior: bool) -> str:
         """The scientist's prompt."""
@@ -372,13 +368,5 @@ class LengthGoal(Goal):
         return self.bayes_answer(question, theta, np.random.default_rng(0))
 
 
-def make_dugongs(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: Fidelity = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> Dugongs:
-    """The dugongs environment (registered as ``boxinggym/dugongs``)."""
-    return Dugongs(goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params)
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_dugongs = Dugongs.factory

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -40,7 +40,6 @@ from silicolab.envs.boxinggym.base import (
     NAIVE_KNOWLEDGE_HEADER,
     OBSERVE_FORMAT,
     BoxingEnv,
-    Fidelity,
     Goal,
     InvalidDesign,
     Question,
@@ -262,15 +261,13 @@ class ChoiceGoal(Goal):
     name = "direct"
     norm_mu = 0.5
     norm_sigma = 0.4692829610160591
-    kind: Literal["error", "accuracy"] = "accuracy"
-    num_evals = 10
+    kind = "accuracy"
     env: TemporalDiscount
 
-    def task_text(self, include_prior: bool) -> str:
-        """The goal sentence."""
-        if include_prior:
-            return "Your goal is to predict which reward the person chooses for given iR, dR, D."
-        return "Your goal is to predict the binary response for a given tuple."
+    task_texts = (
+        "Your goal is to predict which reward the person chooses for given iR, dR, D.",
+        "Your goal is to predict the binary response for a given tuple.",
+    )
 
     def system_message(self, include_prior: bool) -> str:
         """The scientist's prompt."""
@@ -342,7 +339,7 @@ class DiscountGoal(ChoiceGoal):
     name = "discount"
     norm_mu = 0.25  # published: k_std², the variance of log k (spec §15 item 12)
     norm_sigma = 4.3
-    kind: Literal["error", "accuracy"] = "error"
+    kind = "error"
     num_evals = 1
 
     def task_text(self, include_prior: bool) -> str:
@@ -377,15 +374,5 @@ class DiscountGoal(ChoiceGoal):
         return float(np.exp(self.env.k_mean + self.env.k_std**2 / 2))
 
 
-def make_hyperbolic_temporal_discount(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: Fidelity = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> TemporalDiscount:
-    """The temporal-discounting env (registered as ``boxinggym/hyperbolic_temporal_discount``)."""
-    return TemporalDiscount(
-        goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params
-    )
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_hyperbolic_temporal_discount = TemporalDiscount.factory

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -309,8 +309,6 @@ class CorrectnessGoal(Goal):
     name = "direct"
     norm_mu = 0.5
     norm_sigma = 0.5
-    kind: Literal["error", "accuracy"] = "error"
-    num_evals = 10
     env: IRT
 
     def __init__(self, env: IRT) -> None:
@@ -348,14 +346,13 @@ class CorrectnessGoal(Goal):
                 pairs.extend(cells[lab][i] for i in chosen[lab][: take[lab]])
         self.pairs = pairs
 
-    def task_text(self, include_prior: bool) -> str:
-        """The goal sentence."""
-        if include_prior:
-            return (
-                "Your goal is to predict whether a student answers a question correctly: "
-                "respond 1 for correct and 0 for incorrect."
-            )
-        return "Your goal is to predict the boolean output (0 or 1) for a pair of integers."
+    task_texts = (
+        (
+            "Your goal is to predict whether a student answers a question correctly: "
+            "respond 1 for correct and 0 for incorrect."
+        ),
+        "Your goal is to predict the boolean output (0 or 1) for a pair of integers.",
+    )
 
     def system_message(self, include_prior: bool) -> str:
         """The scientist's prompt."""
@@ -426,13 +423,5 @@ class CorrectnessGoal(Goal):
         return 1
 
 
-def make_irt(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: Literal["fixed", "faithful"] = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> IRT:
-    """The IRT environment (registered as ``boxinggym/irt``)."""
-    return IRT(goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params)
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_irt = IRT.factory

@@ -161,15 +161,5 @@ class _PredictGoal(Goal):
         return 0.0
 
 
-def make_linear_gaussian(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> LinearGaussian:
-    """Build the fixture (``env_params``: prior_sd, sigma)."""
-    return LinearGaussian(
-        goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params
-    )
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_linear_gaussian = LinearGaussian.factory

@@ -267,8 +267,6 @@ class DirectGoal(Goal):
     name = "direct"
     norm_mu = 12.59
     norm_sigma = 38.03
-    kind = "error"
-    num_evals = 10
     raw_clip = (0.0, 10000.0)
     env: LocationFinding
 
@@ -371,7 +369,6 @@ class SourceGoal(Goal):
     name = "source"
     norm_mu = 1.57
     norm_sigma = 1.15385
-    kind = "error"
     num_evals = 1
     env: LocationFinding
 
@@ -448,15 +445,5 @@ def _aligned_errors(prediction: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return np.asarray([min(errors)])
 
 
-def make_location_finding(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> LocationFinding:
-    """Build the environment (``env_params``: num_sources, dim, b, m, alpha, sigma)."""
-    return LocationFinding(
-        goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params
-    )
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_location_finding = LocationFinding.factory

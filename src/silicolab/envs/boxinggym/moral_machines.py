@@ -331,16 +331,5 @@ class MoralMachines(BoxingEnv):
         return {**super().to_record(), **participant_record(self.utterances, self.llm)}
 
 
-def make_moral_machines(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 0,
-    llm: LanguageModel | None = None,
-    **env_params: Any,
-) -> MoralMachines:
-    """The Moral Machines environment (BoxingGym §12); prior condition only."""
-    if env_params:
-        raise TypeError(f"moral_machines takes no parameters besides llm; got {sorted(env_params)}")
-    return MoralMachines(llm=llm, goal=goal, include_prior=prior, fidelity=fidelity, seed=seed)
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_moral_machines = MoralMachines.factory

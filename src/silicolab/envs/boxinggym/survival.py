@@ -277,18 +277,5 @@ class Survival(BoxingEnv):
         }
 
 
-def make_survival(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 0,
-    num_patients: int = 100,
-    **env_params: Any,
-) -> Survival:
-    """The mastectomy-survival environment (BoxingGym §9)."""
-    if env_params:
-        raise TypeError(f"survival takes only num_patients; got {sorted(env_params)}")
-    return Survival(
-        num_patients=num_patients, goal=goal, include_prior=prior, fidelity=fidelity, seed=seed
-    )
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_survival = Survival.factory

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from silicolab.bench.harness import arun_units, episode_health, positive_int, run_health, sync
+from silicolab.bench.harness import arun_episodes_units, play_episode, positive_int, sync
 from silicolab.core.errors import InputError
 from silicolab.envs import spec
 from silicolab.runtime.base import EventLog
@@ -262,7 +262,6 @@ class Models:
 
 
 async def _aplay(unit: BoxingGymUnit, models: Models = Models()) -> dict[str, Any]:
-    from silicolab.scientists import arun_episode, make_scientist
     from silicolab.scientists.boxinggym import LLMNovice, make_env
 
     bench = unit.bench
@@ -274,14 +273,16 @@ async def _aplay(unit: BoxingGymUnit, models: Models = Models()) -> dict[str, An
         seed=unit.seed,
         options=models.env_options,
     )
-    scientist = make_scientist(
-        env, bench.agent, model=models.scientist, seed=unit.seed, **dict(bench.options)
+    return await play_episode(
+        env,
+        bench.agent,
+        model=models.scientist,
+        seed=unit.seed,
+        options=bench.options,
+        communicate=bench.communicate,
+        novice=None if models.novice is None else LLMNovice(models.novice),
+        **bench.play_options(),
     )
-    novice = None if models.novice is None else LLMNovice(models.novice)
-    episode = await arun_episode(
-        env, scientist, communicate=bench.communicate, novice=novice, **bench.play_options()
-    )
-    return episode.to_event()
 
 
 def play_offline_unit(unit: BoxingGymUnit) -> dict[str, Any]:
@@ -382,14 +383,13 @@ async def arun_boxinggym(
     tag = _tag(bench, label, models.novice)
     online = bench.agent == "llm" or bench.communicate or bool(models.env_options)
     units = bench.units()
-    results = await arun_units(
+    results, health = await arun_episodes_units(
         units,
         functools.partial(_aplay, models=models),
         key=lambda u: f"{tag}/{u.env}/{u.goal}/seed={u.seed}",
         jobs=bench.jobs,
         run=run,
-        events=True,
-        process=None if online else play_offline_unit,
+        offline=None if online else play_offline_unit,
         description="boxinggym",
     )
     rows = []
@@ -403,8 +403,7 @@ async def arun_boxinggym(
     table = pd.DataFrame(rows)
     if label:
         table.attrs["usage"] = models.scientist.ledger.summary()
-    llm = bench.agent == "llm"
-    table.attrs["health"] = run_health(results, functools.partial(episode_health, model_errors=llm))
+    table.attrs["health"] = health
     return table
 
 

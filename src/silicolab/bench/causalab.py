@@ -21,14 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from silicolab.bench.harness import (
-    arun_units,
-    episode_health,
-    mean,
-    positive_int,
-    run_health,
-    sync,
-)
+from silicolab.bench.harness import arun_episodes_units, mean, play_episode, positive_int, sync
 from silicolab.core.errors import InputError
 from silicolab.runtime.base import EventLog
 
@@ -251,15 +244,15 @@ class CausaLabUnit:
 
 async def _aplay(unit: CausaLabUnit, model: Any = None) -> dict[str, Any]:
     from silicolab.envs import make
-    from silicolab.scientists import arun_episode, make_scientist
 
     bench = unit.bench
     lab = make(
         "causalab", suite=unit.suite, index=unit.index, fidelity=bench.fidelity, seed=bench.seed
     )
     options = {"verify": bench.verify} if bench.agent == "llm" else {}
-    scientist = make_scientist(lab, bench.agent, model=model, seed=bench.seed, **options)
-    return (await arun_episode(lab, scientist, index=unit.index)).to_event()
+    return await play_episode(
+        lab, bench.agent, model=model, seed=bench.seed, options=options.items(), index=unit.index
+    )
 
 
 def play_offline_unit(unit: CausaLabUnit) -> dict[str, Any]:
@@ -326,14 +319,13 @@ async def arun_causalab(
         label = model.spec
     tag = f"{bench.agent}[{label}|verify={bench.verify}|{bench.fidelity}|seed={bench.seed}]"
     units = bench.units()
-    results = await arun_units(
+    results, health = await arun_episodes_units(
         units,
         functools.partial(_aplay, model=model),
         key=lambda u: f"{tag}/{u.suite}/{u.index}",
         jobs=bench.jobs,
         run=run,
-        events=True,
-        process=None if bench.agent == "llm" else play_offline_unit,
+        offline=None if bench.agent == "llm" else play_offline_unit,
         description="causalab",
     )
     rows = []
@@ -346,8 +338,7 @@ async def arun_causalab(
     table = pd.DataFrame(rows)
     if label:
         table.attrs["usage"] = model.ledger.summary()
-    llm = bench.agent == "llm"
-    table.attrs["health"] = run_health(results, functools.partial(episode_health, model_errors=llm))
+    table.attrs["health"] = health
     return table
 
 

@@ -67,104 +67,53 @@ def _rows(
 _N = None  # a cell printed as "-" in the paper
 _BAD = {"auto_mpg": _INCONSISTENT}
 
-#: MAC Table 2, per (method, model, dataset). Method names are silicolab's registry names;
-#: the LLM-KBCI rows are SCP's statistical methods with GPT-4 prior knowledge.
-PUBLISHED: tuple[Published, ...] = tuple(
-    [
-        *_rows("pc", "", "PC", [8, 0.48, 9, 0.305, 24, 0.206]),
-        *_rows(
-            "exact",
-            "",
-            "Exact Search",
-            [7, 0.44, 6, 0.194, 31, 0.33],
-            dict.fromkeys(DATASETS, _ES_QUIRK),
-        ),
-        *_rows("direct_lingam", "", "LINGAM", [8, 0.48, 10, 0.388, 29, 0.289]),
-        *_rows("pc_llm_kbci", "gpt-4", "PC LLM-KBCI", [7, 0.44, 7, 0.222, 30, 0.314]),
-        *_rows("exact_llm_kbci", "gpt-4", "ES LLM-KBCI", [7, 0.44, 7, 0.222, 31, 0.33]),
-        *_rows(
-            "direct_lingam_llm_kbci", "gpt-4", "DirectLiGam LLM-KBCI", [7, 0.4, 9, 0.305, 29, 0.289]
-        ),
-        *_rows("single_agent", "gpt-4o", "Single-agent (GPT-4o)", [8, 0.36, 11, 0.388, 18, 0.214]),
-        *_rows(
-            "single_agent", "gpt-3.5", "Single-agent (GPT-3.5)", [7, 0.28, 10, 0.361, 31, 0.363]
-        ),
-        *_rows("meta_debate", "gpt-4o", "Causal Agent Debate", [5, 0.2, 9, 0.333, 35, 0.371]),
-        *_rows(
-            "meta_debate", "gpt-4o-mini", "Causal Agent Debate", [4, 0.16, 11, 0.416, 35, 0.338]
-        ),
-        *_rows("meta_debate", "gpt-3.5", "Causal Agent Debate", [5, 0.2, 5, 0.194, 21, 0.231]),
-        *_rows(
-            "meta_debate", "llama-3.1-70b", "Causal Agent Debate", [10, 0.44, 8, 0.222, 35, 0.380]
-        ),
-        *_rows(
-            "meta_debate", "llama-3.1-8b", "Causal Agent Debate", [7, 0.28, 9, 0.277, 35, 0.338]
-        ),
-        *_rows("meta_debate", "gemma-2-9b", "Causal Agent Debate", [5, 0.2, 7, 0.222, 25, 0.223]),
-        *_rows("debate_coding", "gpt-4o", "Coding Agents", [8, 0.48, 9, 0.388, 30, 0.322]),
-        *_rows(
-            "debate_coding", "gpt-4o-mini", "Coding Agents", [6, 0.6, 6, 0.194, 30, 0.322], _BAD
-        ),
-        *_rows("debate_coding", "gpt-3.5", "Coding Agents", [4, 0.48, 9, 0.305, 29, 0.28], _BAD),
-        *_rows(
-            "debate_coding", "llama-3.1-70b", "Coding Agents", [6, 0.6, 6, 0.194, 18, 0.157], _BAD
-        ),
-        *_rows(
-            "debate_coding", "llama-3.1-8b", "Coding Agents", [6, 0.6, 9, 0.388, 36, 0.396], _BAD
-        ),
-        *_rows(
-            "debate_coding",
-            "gemma-2-9b",
-            "Coding Agents (GPT-4o-mini's plan)",
-            [7, 0.36, _N, _N, _N, _N],
-        ),
-        *_rows(
-            "coding_debating", "gpt-4o", "Hybrid-Coding-Debating", [6, 0.28, 10, 0.305, 23, 0.247]
-        ),
-        *_rows(
-            "coding_debating",
-            "gpt-4o-mini",
-            "Hybrid-Coding-Debating",
-            [5, 0.24, 9, 0.25, 21, 0.190],
-        ),
-        *_rows(
-            "coding_debating", "gpt-3.5", "Hybrid-Coding-Debating", [6, 0.32, 7, 0.25, 23, 0.198]
-        ),
-        *_rows(
-            "coding_debating",
-            "llama-3.1-70b",
-            "Hybrid-Coding-Debating",
-            [6, 0.36, 6, 0.166, 33, 0.314],
-        ),
-        *_rows(
-            "coding_debating",
-            "llama-3.1-8b",
-            "Hybrid-Coding-Debating",
-            [5, 0.2, 5, 0.138, 33, 0.305],
-        ),
-        *_rows(
-            "debating_coding", "gpt-4o", "Hybrid-Debating-Coding", [5, 0.24, 5, 0.138, 29, 0.297]
-        ),
-        *_rows(
-            "debating_coding",
-            "gpt-4o-mini",
-            "Hybrid-Debating-Coding",
-            [8, 0.48, 7, 0.25, 22, 0.190],
-        ),
-        *_rows(
-            "debating_coding", "gpt-3.5", "Hybrid-Debating-Coding", [8, 0.48, 7, 0.277, 28, 0.272]
-        ),
-        *_rows(
-            "debating_coding",
-            "llama-3.1-70b",
-            "Hybrid-Debating-Coding",
-            [5, 0.24, 6, 0.194, 29, 0.289],
-        ),
-        *_rows(
-            "debating_coding", "llama-3.1-8b", "Hybrid-Debating-Coding", [6, 0.4, 9, 0.388, _N, _N]
-        ),
-    ]
+#: MAC Table 2 rows: (method, model, label as printed, [SHD, NHD] per dataset[, notes]).
+#: Method names are silicolab's registry names; the LLM-KBCI rows are SCP's statistical
+#: methods with GPT-4 prior knowledge.
+_TABLE2: tuple[tuple[Any, ...], ...] = (
+    ("pc", "", "PC", [8, 0.48, 9, 0.305, 24, 0.206]),
+    (
+        "exact",
+        "",
+        "Exact Search",
+        [7, 0.44, 6, 0.194, 31, 0.33],
+        dict.fromkeys(DATASETS, _ES_QUIRK),
+    ),
+    ("direct_lingam", "", "LINGAM", [8, 0.48, 10, 0.388, 29, 0.289]),
+    ("pc_llm_kbci", "gpt-4", "PC LLM-KBCI", [7, 0.44, 7, 0.222, 30, 0.314]),
+    ("exact_llm_kbci", "gpt-4", "ES LLM-KBCI", [7, 0.44, 7, 0.222, 31, 0.33]),
+    ("direct_lingam_llm_kbci", "gpt-4", "DirectLiGam LLM-KBCI", [7, 0.4, 9, 0.305, 29, 0.289]),
+    ("single_agent", "gpt-4o", "Single-agent (GPT-4o)", [8, 0.36, 11, 0.388, 18, 0.214]),
+    ("single_agent", "gpt-3.5", "Single-agent (GPT-3.5)", [7, 0.28, 10, 0.361, 31, 0.363]),
+    ("meta_debate", "gpt-4o", "Causal Agent Debate", [5, 0.2, 9, 0.333, 35, 0.371]),
+    ("meta_debate", "gpt-4o-mini", "Causal Agent Debate", [4, 0.16, 11, 0.416, 35, 0.338]),
+    ("meta_debate", "gpt-3.5", "Causal Agent Debate", [5, 0.2, 5, 0.194, 21, 0.231]),
+    ("meta_debate", "llama-3.1-70b", "Causal Agent Debate", [10, 0.44, 8, 0.222, 35, 0.380]),
+    ("meta_debate", "llama-3.1-8b", "Causal Agent Debate", [7, 0.28, 9, 0.277, 35, 0.338]),
+    ("meta_debate", "gemma-2-9b", "Causal Agent Debate", [5, 0.2, 7, 0.222, 25, 0.223]),
+    ("debate_coding", "gpt-4o", "Coding Agents", [8, 0.48, 9, 0.388, 30, 0.322]),
+    ("debate_coding", "gpt-4o-mini", "Coding Agents", [6, 0.6, 6, 0.194, 30, 0.322], _BAD),
+    ("debate_coding", "gpt-3.5", "Coding Agents", [4, 0.48, 9, 0.305, 29, 0.28], _BAD),
+    ("debate_coding", "llama-3.1-70b", "Coding Agents", [6, 0.6, 6, 0.194, 18, 0.157], _BAD),
+    ("debate_coding", "llama-3.1-8b", "Coding Agents", [6, 0.6, 9, 0.388, 36, 0.396], _BAD),
+    (
+        "debate_coding",
+        "gemma-2-9b",
+        "Coding Agents (GPT-4o-mini's plan)",
+        [7, 0.36, _N, _N, _N, _N],
+    ),
+    ("coding_debating", "gpt-4o", "Hybrid-Coding-Debating", [6, 0.28, 10, 0.305, 23, 0.247]),
+    ("coding_debating", "gpt-4o-mini", "Hybrid-Coding-Debating", [5, 0.24, 9, 0.25, 21, 0.190]),
+    ("coding_debating", "gpt-3.5", "Hybrid-Coding-Debating", [6, 0.32, 7, 0.25, 23, 0.198]),
+    ("coding_debating", "llama-3.1-70b", "Hybrid-Coding-Debating", [6, 0.36, 6, 0.166, 33, 0.314]),
+    ("coding_debating", "llama-3.1-8b", "Hybrid-Coding-Debating", [5, 0.2, 5, 0.138, 33, 0.305]),
+    ("debating_coding", "gpt-4o", "Hybrid-Debating-Coding", [5, 0.24, 5, 0.138, 29, 0.297]),
+    ("debating_coding", "gpt-4o-mini", "Hybrid-Debating-Coding", [8, 0.48, 7, 0.25, 22, 0.190]),
+    ("debating_coding", "gpt-3.5", "Hybrid-Debating-Coding", [8, 0.48, 7, 0.277, 28, 0.272]),
+    ("debating_coding", "llama-3.1-70b", "Hybrid-Debating-Coding", [5, 0.24, 6, 0.194, 29, 0.289]),
+    ("debating_coding", "llama-3.1-8b", "Hybrid-Debating-Coding", [6, 0.4, 9, 0.388, _N, _N]),
 )
+PUBLISHED: tuple[Published, ...] = tuple(p for row in _TABLE2 for p in _rows(*row))
 
 
 def published_table() -> pd.DataFrame:

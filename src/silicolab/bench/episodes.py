@@ -21,14 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from silicolab.bench.harness import (
-    arun_units,
-    episode_health,
-    mean,
-    positive_int,
-    run_health,
-    sync,
-)
+from silicolab.bench.harness import arun_episodes_units, mean, play_episode, positive_int, sync
 from silicolab.core.errors import InputError
 from silicolab.runtime.base import EventLog
 
@@ -71,12 +64,10 @@ class EpisodeUnit:
 
 async def _aplay(unit: EpisodeUnit, model: Any = None) -> dict[str, Any]:
     from silicolab.envs import make
-    from silicolab.scientists import arun_episode, make_scientist
 
     bench = unit.bench
     env = make(unit.env, seed=unit.seed, **dict(bench.env_options))
-    scientist = make_scientist(env, bench.agent, model=model, seed=unit.seed, **dict(bench.options))
-    return (await arun_episode(env, scientist)).to_event()
+    return await play_episode(env, bench.agent, model=model, seed=unit.seed, options=bench.options)
 
 
 def play_offline_unit(unit: EpisodeUnit) -> dict[str, Any]:
@@ -110,14 +101,13 @@ async def arun_episodes(
     label = "" if model is None else str(getattr(model, "spec", model))
     tag = f"{bench.agent}[{label}|{bench.env_options}|{bench.options}]"
     units = bench.units()
-    results = await arun_units(
+    results, health = await arun_episodes_units(
         units,
         functools.partial(_aplay, model=model),
         key=lambda u: f"{tag}/{u.env}/seed={u.seed}",
         jobs=bench.jobs,
         run=run,
-        events=True,
-        process=None if model is not None else play_offline_unit,
+        offline=None if model is not None else play_offline_unit,
         description="episodes",
     )
     rows = []
@@ -127,8 +117,7 @@ async def arun_episodes(
         row = env_row(env, episodes, errors=sum(not r.ok for r in mine))
         rows.append({**row, "agent": bench.agent, "model": label})
     table = pd.DataFrame(rows)
-    llm = model is not None
-    table.attrs["health"] = run_health(results, functools.partial(episode_health, model_errors=llm))
+    table.attrs["health"] = health
     return table
 
 

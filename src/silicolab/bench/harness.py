@@ -11,8 +11,9 @@ when ``jobs > 1``, the event loop otherwise), appends every finished unit to the
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any
 
 from silicolab.core.errors import InputError
@@ -57,6 +58,51 @@ async def arun_units(
     return await AsyncExecutor(concurrency, description=description).amap(play, units, **convert)
 
 
+async def arun_episodes_units(
+    units: Sequence[Any],
+    play: Callable[[Any], Any],
+    *,
+    key: Callable[[Any], str],
+    jobs: int,
+    run: EventLog | None,
+    offline: Callable[[Any], Any] | None,
+    description: str,
+) -> tuple[list[UnitResult], RunHealth]:
+    """:func:`arun_units` for episode units (their values are
+    :meth:`~silicolab.scientists.EpisodeRecord.to_event` dicts) and the run's health; a
+    failed unit counts as a model error when the episodes are model-driven (``offline``
+    is None)."""
+    results = await arun_units(
+        units,
+        play,
+        key=key,
+        jobs=jobs,
+        run=run,
+        events=True,
+        process=offline,
+        description=description,
+    )
+    health_of = functools.partial(episode_health, model_errors=offline is None)
+    return results, run_health(results, health_of)
+
+
+async def play_episode(
+    env: Any,
+    agent: str,
+    *,
+    model: Any = None,
+    seed: int | None = None,
+    options: Iterable[tuple[str, Any]] = (),
+    **play_options: Any,
+) -> dict[str, Any]:
+    """One episode of scientist ``agent`` on ``env`` as its event (``options`` go to the
+    scientist, ``play_options`` to the family's player)."""
+    from silicolab.scientists import arun_episode, make_scientist
+
+    scientist = make_scientist(env, agent, model=model, seed=seed, **dict(options))
+    return (await arun_episode(env, scientist, **play_options)).to_event()
+
+
 def sync(coro: Coroutine[Any, Any, Any], twin: str) -> Any:
     """Run a bench's async runner from synchronous code (``twin`` names it for the error
     raised inside a running event loop, e.g. a notebook)."""
@@ -96,9 +142,11 @@ def positive_int(value: Any, name: str) -> int:
 
 
 __all__ = [
+    "arun_episodes_units",
     "arun_units",
     "episode_health",
     "mean",
+    "play_episode",
     "positive_int",
     "run_health",
     "sync",

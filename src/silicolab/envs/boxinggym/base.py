@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -273,6 +274,11 @@ class BoxingEnv(ABC):
 
     name: ClassVar[str]
     goals: ClassVar[tuple[str, ...]]
+    #: the names of the goals' :class:`Goal` classes in the env's module, in the order of
+    #: ``goals``, from which the default :meth:`make_goal` builds one.
+    goal_classes: ClassVar[tuple[str, ...]] = ()
+    #: the attributes :meth:`params` lists (the env's configuration constants).
+    param_names: ClassVar[tuple[str, ...]] = ()
     #: the registration record, set by :func:`silicolab.envs.make`.
     spec: EnvSpec | None = None
     #: faithful NMC inner-block layout: "after_outer" = indices N + n*M..., "from_start" = n*M...
@@ -339,9 +345,17 @@ class BoxingEnv(ABC):
         self.rng = self.rng_for("outcomes")
         self.data = []
 
-    @abstractmethod
     def make_goal(self, name: str) -> Goal:
         """The :class:`Goal` called ``name`` (one of ``goals``) for this env."""
+        if not self.goal_classes:
+            raise NotImplementedError(f"{type(self).__name__} names no goal classes")
+        class_name = self.goal_classes[self.goals.index(name)]
+        for klass in type(self).__mro__:  # the module that declared goal_classes
+            goal_type = getattr(sys.modules.get(klass.__module__), class_name, None)
+            if goal_type is not None:
+                goal: Goal = goal_type(self)
+                return goal
+        raise NotImplementedError(f"no goal class {class_name!r} for {type(self).__name__}")
 
     def describe(self) -> str:
         """The scientist's system message for this env's goal and prior flag."""
@@ -483,8 +497,8 @@ class BoxingEnv(ABC):
 
     # records ----------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
-        """The env's configuration constants (for records); override to list them."""
-        return {}
+        """The env's configuration constants (for records): :attr:`param_names`."""
+        return {name: getattr(self, name) for name in self.param_names}
 
     def to_record(self) -> dict[str, Any]:
         """A JSON-ready description: id, goal, prior flag, fidelity, seed, theta, data."""

@@ -74,6 +74,8 @@ class DeathProcess(BoxingEnv):
 
     name = "death_process"
     goals = ("direct", "infection")
+    goal_classes = ("DirectGoal", "InfectionGoal")
+    param_names = ("N", "mu", "sigma", "lower_bound")
     nmc_inner_layout = "from_start"
 
     def __init__(
@@ -88,19 +90,11 @@ class DeathProcess(BoxingEnv):
         self.N = int(N)
         self.mu = float(mu)
         self.sigma = float(sigma)
-        self.lower = float(lower_bound)
+        self.lower = self.lower_bound = float(lower_bound)
         self.upper = UPPER
         a, b = (self.lower - self.mu) / self.sigma, (self.upper - self.mu) / self.sigma
         self.prior = stats.truncnorm(a, b, loc=self.mu, scale=self.sigma)
         super().__init__(**kwargs)
-
-    def params(self) -> dict[str, Any]:
-        """The configuration constants."""
-        return {"N": self.N, "mu": self.mu, "sigma": self.sigma, "lower_bound": self.lower}
-
-    def make_goal(self, name: str) -> Goal:
-        """The goal object for ``name``."""
-        return DirectGoal(self) if name == "direct" else InfectionGoal(self)
 
     # text interface ---------------------------------------------------------------------------
     def validate(self, design_text: str) -> float:

@@ -174,6 +174,7 @@ class Dugongs(BoxingEnv):
 
     name = "dugongs"
     goals = ("direct",)
+    goal_classes = ("LengthGoal",)
 
     def __init__(
         self,
@@ -191,10 +192,6 @@ class Dugongs(BoxingEnv):
         """The configuration constants."""
         a, b, lam = self.prior_mean
         return {"alpha_0": a, "beta_0": b, "lambda_0": lam, "sigma": NOISE}
-
-    def make_goal(self, name: str) -> Goal:
-        """The only goal: predict lengths."""
-        return LengthGoal(self)
 
     # text interface ---------------------------------------------------------------------------
     def validate(self, design_text: str) -> float:

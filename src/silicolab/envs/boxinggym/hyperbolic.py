@@ -77,6 +77,8 @@ class TemporalDiscount(BoxingEnv):
 
     name = "hyperbolic_temporal_discount"
     goals = ("direct", "discount")
+    goal_classes = ("ChoiceGoal", "DiscountGoal")
+    param_names = ("epsilon", "k_mean", "k_std", "alpha_scale")
     nmc_inner_layout = "from_start"
 
     def __init__(
@@ -94,19 +96,6 @@ class TemporalDiscount(BoxingEnv):
         self.alpha_scale = float(alpha_scale)
         self._grid_cache: dict[tuple[Any, ...], tuple[np.ndarray, ...]] = {}
         super().__init__(**kwargs)
-
-    def params(self) -> dict[str, Any]:
-        """The configuration constants."""
-        return {
-            "epsilon": self.epsilon,
-            "k_mean": self.k_mean,
-            "k_std": self.k_std,
-            "alpha_scale": self.alpha_scale,
-        }
-
-    def make_goal(self, name: str) -> Goal:
-        """The goal object for ``name``."""
-        return ChoiceGoal(self) if name == "direct" else DiscountGoal(self)
 
     # text interface ---------------------------------------------------------------------------
     def validate(self, design_text: str) -> Design:

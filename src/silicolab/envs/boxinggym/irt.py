@@ -83,6 +83,8 @@ class IRT(BoxingEnv):
 
     name = "irt"
     goals = ("direct",)
+    goal_classes = ("CorrectnessGoal",)
+    param_names = ("num_students", "num_questions", "mode")
 
     def __init__(
         self,
@@ -98,18 +100,6 @@ class IRT(BoxingEnv):
         self.num_questions = int(num_questions)
         self.mode = mode
         super().__init__(**kwargs)
-
-    def params(self) -> dict[str, Any]:
-        """The configuration constants."""
-        return {
-            "num_students": self.num_students,
-            "num_questions": self.num_questions,
-            "mode": self.mode,
-        }
-
-    def make_goal(self, name: str) -> Goal:
-        """The only goal: predict correctness."""
-        return CorrectnessGoal(self)
 
     def reset(self, seed: int | None = None) -> None:
         """Draw θ and the fixed response matrix; re-pick the held-out evaluation pairs."""

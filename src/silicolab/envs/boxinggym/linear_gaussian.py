@@ -33,18 +33,12 @@ class LinearGaussian(BoxingEnv):
 
     name = "linear_gaussian"
     goals = ("direct",)
+    goal_classes = ("_PredictGoal",)
+    param_names = ("prior_sd", "sigma")
 
     def __init__(self, *, prior_sd: float = 1.0, sigma: float = 1.0, **kwargs: Any) -> None:
         self.prior_sd, self.sigma = float(prior_sd), float(sigma)
         super().__init__(**kwargs)
-
-    def params(self) -> dict[str, Any]:
-        """The two scales."""
-        return {"prior_sd": self.prior_sd, "sigma": self.sigma}
-
-    def make_goal(self, name: str) -> Goal:
-        """The single ``direct`` goal."""
-        return _PredictGoal(self)
 
     def validate(self, design_text: str) -> float:
         """A finite real number."""

@@ -95,6 +95,8 @@ class LocationFinding(BoxingEnv):
 
     name = "location_finding"
     goals = ("direct", "source")
+    goal_classes = ("DirectGoal", "SourceGoal")
+    param_names = ("num_sources", "dim", "b", "m", "alpha", "sigma")
     faithful_shuffle = "duplicating"
 
     def __init__(
@@ -111,21 +113,6 @@ class LocationFinding(BoxingEnv):
         self.num_sources, self.dim = int(num_sources), int(dim)
         self.b, self.m, self.alpha, self.sigma = float(b), float(m), float(alpha), float(sigma)
         super().__init__(**kwargs)
-
-    def params(self) -> dict[str, Any]:
-        """The model constants."""
-        return {
-            "num_sources": self.num_sources,
-            "dim": self.dim,
-            "b": self.b,
-            "m": self.m,
-            "alpha": self.alpha,
-            "sigma": self.sigma,
-        }
-
-    def make_goal(self, name: str) -> Goal:
-        """``direct`` or ``source``."""
-        return DirectGoal(self) if name == "direct" else SourceGoal(self)
 
     # text interface ---------------------------------------------------------------------------
     def validate(self, design_text: str) -> np.ndarray:

@@ -220,6 +220,7 @@ class MoralMachines(BoxingEnv):
 
     name = "moral_machines"
     goals = ("direct",)
+    goal_classes = ("JudgementGoal",)
     faithful_nmc = (100, 10)
 
     def __init__(self, *, llm: LanguageModel | None = None, **kwargs: Any) -> None:
@@ -232,9 +233,6 @@ class MoralMachines(BoxingEnv):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self.utterances = []
-
-    def make_goal(self, name: str) -> Goal:
-        return JudgementGoal(self)
 
     def validate(self, design_text: str) -> tuple:
         text = str(design_text)

@@ -211,9 +211,7 @@ class Peregrines(BoxingEnv):
 
     name = "peregrines"
     goals = ("direct",)
-
-    def make_goal(self, name: str) -> Goal:
-        return PopulationGoal(self)
+    goal_classes = ("PopulationGoal",)
 
     def validate(self, design_text: str) -> float:
         try:

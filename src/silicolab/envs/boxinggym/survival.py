@@ -162,6 +162,7 @@ class Survival(BoxingEnv):
 
     name = "survival"
     goals = ("direct",)
+    goal_classes = ("SurvivalGoal",)
 
     def __init__(self, *, num_patients: int = 100, **kwargs: Any) -> None:
         if int(num_patients) < 1:
@@ -177,9 +178,6 @@ class Survival(BoxingEnv):
         self.metastasized = rng.integers(0, 2, self.num_patients)
         p = death_probability(self.theta, self.times, self.metastasized, self.fidelity)
         self.outcomes = (rng.random(self.num_patients) < p).astype(int)
-
-    def make_goal(self, name: str) -> Goal:
-        return SurvivalGoal(self)
 
     def patient_table(self) -> str:
         """One line per patient: ``ID: time, metastasized``."""

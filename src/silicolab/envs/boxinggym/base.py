@@ -462,15 +462,20 @@ class BoxingEnv(ABC):
         rng: np.random.Generator,
         data: Sequence[tuple[Any, Any]] | None = None,
     ) -> Theta:
-        """``n`` samples from ``p(theta | data)`` (default ``self.data``).
-
-        Default: exact prior samples without data, else self-normalised importance sampling
-        from the prior with systematic resampling (:func:`importance_posterior`). Override with
-        an exact, grid or MCMC sampler when the likelihood is peaked.
-        """
+        """``n`` samples from ``p(theta | data)`` (default ``self.data``): exact prior
+        samples without data, else :meth:`sample_posterior`."""
         data = self.data if data is None else data
         if not data:
             return self.prior_sample(n, rng)
+        return self.sample_posterior(n, rng, data)
+
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
+    ) -> Theta:
+        """``n`` samples from ``p(theta | data)`` for non-empty ``data``: self-normalised
+        importance sampling from the prior with systematic resampling
+        (:func:`importance_posterior`). Override with an exact, grid or MCMC sampler when
+        the likelihood is peaked."""
         return importance_posterior(self, n, rng, data)
 
     def exact_eig(self, design: Any, data: Sequence[tuple[Any, Any]] | None = None) -> float | None:

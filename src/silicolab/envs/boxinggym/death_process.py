@@ -180,15 +180,11 @@ class DeathProcess(BoxingEnv):
         w = np.exp(log_w - log_w.max())
         return mids, w / w.sum(), width
 
-    def posterior_sample(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        data: Sequence[tuple[Any, Any]] | None = None,
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Exact draws from the grid posterior (prior draws when there is no data)."""
-        data = self.data if data is None else data
-        if not data or not self._conditions_on_data():
+        if not self._conditions_on_data():
             return self.prior_sample(n, rng)
         mids, w, width = self.grid_posterior(data)
         cell = rng.choice(mids.size, size=n, p=w)

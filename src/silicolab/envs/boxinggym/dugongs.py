@@ -268,16 +268,10 @@ class Dugongs(BoxingEnv):
             )
         return np.where(z[:, 2] >= 0, lp + rho, -np.inf)
 
-    def posterior_sample(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        data: Sequence[tuple[Any, Any]] | None = None,
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Exact prior draws without data, else adaptive importance sampling (module doc)."""
-        data = self.data if data is None else data
-        if not data:
-            return self.prior_sample(n, rng)
         x = np.array([float(d) for d, _ in data])
         y = np.array([float(v) for _, v in data])
         density = normal_logpdf if self.fidelity == "faithful" else folded_normal_logpdf

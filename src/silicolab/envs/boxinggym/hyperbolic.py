@@ -196,16 +196,10 @@ class TemporalDiscount(BoxingEnv):
         self._grid_cache[key] = out
         return out
 
-    def posterior_sample(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        data: Sequence[tuple[Any, Any]] | None = None,
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Exact prior draws without data; otherwise exact draws from the grid posterior."""
-        data = self.data if data is None else data
-        if not data:
-            return self.prior_sample(n, rng)
         log_k, alpha, w, widths = self.grid(data)
         cell = rng.choice(w.size, size=n, p=w)
         jitter = (rng.uniform(size=(n, 2)) - 0.5) * widths

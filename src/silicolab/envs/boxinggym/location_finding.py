@@ -205,17 +205,12 @@ class LocationFinding(BoxingEnv):
         z = (ys[None, :] - mean[:, None]) / self.sigma
         return np.sum(-0.5 * z**2 - np.log(self.sigma) - _LOG_SQRT_2PI, axis=1)
 
-    def posterior_sample(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        data: Sequence[tuple[Any, Any]] | None = None,
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Prior draws without data; else tempered SMC on the true (fixed) or published
         (faithful) posterior model."""
-        data = self.data if data is None else list(data)
-        if not data:
-            return self.prior_sample(n, rng)
+        data = list(data)
         log_likelihood = None
         if self.fidelity == "faithful":
 

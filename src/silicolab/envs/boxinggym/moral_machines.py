@@ -308,13 +308,10 @@ class MoralMachines(BoxingEnv):
         y = np.asarray(y).reshape(-1) if np.ndim(y) else np.asarray(y)
         return np.where(y == 1, log_expit(eta), log_expit(-eta))
 
-    def posterior_sample(
-        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]] | None = None
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Prior importance sampling; faithful drops ``β_count`` from the likelihood."""
-        data = self.data if data is None else data
-        if not data:
-            return self.prior_sample(n, rng)
         count_coef = self.fidelity == "fixed"
 
         def log_lik(theta: Theta) -> np.ndarray:

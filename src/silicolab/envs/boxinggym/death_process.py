@@ -27,7 +27,6 @@ posterior; in faithful mode it is therefore *not* what the faithful estimator ta
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,7 +47,6 @@ from silicolab.envs.boxinggym.base import (
 UPPER = 2.0  # hard-coded upstream
 GRID_CELLS = 4000
 EIG_GRID_CELLS = 1500
-_COMMENT = re.compile(r"\(.*\)\s*$")
 
 
 def infected_probability(theta: np.ndarray, t: float | np.ndarray) -> np.ndarray:
@@ -99,15 +97,7 @@ class DeathProcess(BoxingEnv):
     # text interface ---------------------------------------------------------------------------
     def validate(self, design_text: str) -> float:
         """A time in (0, 2); fixed mode also accepts ``[0.5]`` and a trailing ``(comment)``."""
-        text = str(design_text).strip()
-        if self.fidelity == "fixed":
-            text = parsing.strip_brackets(_COMMENT.sub("", text))
-        try:
-            t = float(text)
-        except ValueError:
-            raise InvalidDesign("Error: The input must be a float.") from None
-        if not np.isfinite(t):
-            raise InvalidDesign("Error: The input must be a float.")
+        t = parsing.design_float(design_text, self.fidelity, "Error: The input must be a float.")
         if t <= 0:
             raise InvalidDesign("Error: The input must be greater than 0.")
         if t >= self.upper:

@@ -23,7 +23,6 @@ Fidelity: ``faithful`` conditions the posterior on a Normal likelihood *without*
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -44,7 +43,6 @@ from silicolab.envs.boxinggym.base import (
 
 NOISE = 0.25
 X_LOW, X_HIGH = 0.0, 5.0
-_COMMENT = re.compile(r"\(.*\)\s*$")
 _LOG_2PI_HALF = 0.5 * np.log(2 * np.pi)
 
 
@@ -196,15 +194,7 @@ class Dugongs(BoxingEnv):
     # text interface ---------------------------------------------------------------------------
     def validate(self, design_text: str) -> float:
         """An age in [0, 5]; fixed mode also accepts ``[2]`` and a trailing ``(comment)``."""
-        text = str(design_text).strip()
-        if self.fidelity == "fixed":
-            text = parsing.strip_brackets(_COMMENT.sub("", text))
-        try:
-            x = float(text)
-        except ValueError:
-            raise InvalidDesign("Input must be a float.") from None
-        if not np.isfinite(x):
-            raise InvalidDesign("Input must be a float.")
+        x = parsing.design_float(design_text, self.fidelity, "Input must be a float.")
         if x < X_LOW or x > X_HIGH:
             raise InvalidDesign("Input must be between 0 and 5.")
         return x

@@ -50,7 +50,7 @@ def tour_report(
         ],
         "",
         "Negative standardized error beats the prior-mean predictor. More: "
-        "`silicolab bench boxinggym --agent boed` (all ten environments, beside the paper).",
+        "`silicolab bench boxinggym --agent reference` (all ten environments, beside the paper).",
         "",
     ]
     return lines

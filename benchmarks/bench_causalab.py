@@ -18,7 +18,7 @@ import pandas as pd
 
 from silicolab.bench.causalab import run_causalab_bench
 from silicolab.envs import make
-from silicolab.scientists.causalab import InterventionalScientist, run_episode
+from silicolab.scientists.causalab import InterventionalScientist, play_episode
 
 MAIN = ["3nodes", "4nodes", "5nodes", "6nodes", "7nodes"]
 VARIANTS = [
@@ -96,7 +96,7 @@ def variants() -> None:
     rows = []
     for suite in [s for s in VARIANTS if "hidden" in s]:
         wins = sum(
-            run_episode(
+            play_episode(
                 make("causalab", suite=suite, index=i, seed=0), InterventionalScientist(step=1000.0)
             ).success
             for i in range(50)

@@ -51,7 +51,7 @@ def test_published_tables_are_data() -> None:
 def test_reference_rows_and_resume(tmp_path) -> None:
     run = Run.create(tmp_path, kind="bench", slug="boxinggym")
     pairs = [("death_process", "direct"), ("death_process", "infection")]
-    table = run_boxinggym_bench(pairs, "boed", seeds=2, jobs=2, run=run, options=SMALL, **FAST)
+    table = run_boxinggym_bench(pairs, "reference", seeds=2, jobs=2, run=run, options=SMALL, **FAST)
     assert list(zip(table.env, table.goal, strict=True)) == pairs
     row = table.iloc[0]
     assert row["seeds"] == 2 and row["errors"] == 0 and row["skipped_steps"] == 0
@@ -65,7 +65,13 @@ def test_reference_rows_and_resume(tmp_path) -> None:
     assert record["schema_version"] == "1" and len(record["regret"]) == 3
 
     again = run_boxinggym_bench(
-        pairs[:1], "boed", seeds=[1, 2, 3], jobs=1, run=Run.open(run.path), options=SMALL, **FAST
+        pairs[:1],
+        "reference",
+        seeds=[1, 2, 3],
+        jobs=1,
+        run=Run.open(run.path),
+        options=SMALL,
+        **FAST,
     )
     assert len(_events(run)) == 5  # only seed 3 ran
     assert again.iloc[0]["seeds"] == 3
@@ -107,6 +113,6 @@ def test_bad_arguments() -> None:
     with pytest.raises(InputError, match="model"):
         run_boxinggym_bench("all", "llm")
     with pytest.raises(InputError, match="novice"):
-        run_boxinggym_bench("all", "boed", communicate=True)
+        run_boxinggym_bench("all", "reference", communicate=True)
     with pytest.raises(InputError, match="envs"):
-        run_boxinggym_bench("dugongs", "boed")
+        run_boxinggym_bench("dugongs", "reference")

@@ -70,7 +70,7 @@ def test_react_agent_with_a_scripted_model() -> None:
 
     model = load_model("scripted:gpt-5-mini-double", replies=[reply])
     table = run_causalab_bench(
-        ["3nodes"], "react", model=model, episodes=2, jobs=2, verify="before_commit"
+        ["3nodes"], "llm", model=model, episodes=2, jobs=2, verify="before_commit"
     )
     row = table.iloc[0]
     assert row["errors"] == 0 and row["accuracy"] == 0.0
@@ -100,4 +100,4 @@ def test_bad_arguments() -> None:
     with pytest.raises(InputError):
         run_causalab_bench(["3nodes"], "oracle")
     with pytest.raises(InputError):
-        run_causalab_bench(["3nodes"], "react")
+        run_causalab_bench(["3nodes"], "llm")

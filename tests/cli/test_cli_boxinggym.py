@@ -26,7 +26,7 @@ def test_bench_boxinggym_rows_beside_the_paper_and_resume(tmp_path: Path) -> Non
 def test_bench_boxinggym_bad_input(tmp_path: Path) -> None:
     for args, fragment in [
         (["bench", "boxinggym", "--agent", "llm"], "needs --model"),
-        (["bench", "boxinggym", "--agent", "oracle"], "use boed"),
+        (["bench", "boxinggym", "--agent", "oracle"], "use reference"),
         (["bench", "boxinggym", "--env", "quidditch", "--seeds", "1"], "quidditch"),
     ]:
         out = run(args, tmp_path)
@@ -52,3 +52,28 @@ def test_participant_words_come_from_the_configured_model(tmp_path: Path) -> Non
     (event,) = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     utterances = event["data"]["record"]["truth"]["utterances"]
     assert utterances and {u["source"] for u in utterances} == {"llm"}
+
+
+def test_bench_boxinggym_resume_refuses_typed_options_that_differ(tmp_path: Path) -> None:
+    from silicolab.runs import open_run
+
+    stored = {
+        "env": "dugongs,irt,survival",
+        "agent": "reference",
+        "model": None,
+        "seeds": 3,
+        "prior": True,
+        "communicate": False,
+        "participant_model": None,
+        "fidelity": "fixed",
+    }
+    open_run(tmp_path / "runs", "bench-boxinggym", settings=stored)  # left unfinished
+    out = run(["bench", "boxinggym", "--resume", "--env", "dugongs", "--seeds", "1"], tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert "env=dugongs (stored: dugongs,irt,survival)" in out.stderr
+    assert "seeds=1 (stored: 3)" in out.stderr
+
+
+def test_bench_boxinggym_old_agent_name_still_works(tmp_path: Path) -> None:
+    out = run(["bench", "boxinggym", "--agent", "boed", "--env", "oops"], tmp_path)
+    assert out.returncode == 2 and "now called reference" in out.stderr

@@ -44,3 +44,42 @@ def test_bench_causalab_bad_input(tmp_path: Path) -> None:
         out = run(args, tmp_path)
         assert out.returncode == 2, (args, out.stderr)
         assert fragment in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_bench_causalab_resume_uses_the_stored_settings(tmp_path: Path) -> None:
+    args = ["bench", "causalab", "--suite", "3nodes", "--episodes", "3", "--jobs", "1", "--json"]
+    out = run(args, tmp_path)
+    assert out.returncode == 0, out.stderr
+    run_dir = tmp_path / json.loads(out.stdout)["run_dir"]
+    info = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**info, "status": "interrupted"}))
+    refused = run(["bench", "causalab", "--resume", "--episodes", "1"], tmp_path)
+    assert refused.returncode == 2 and "episodes=1 (stored: 3)" in refused.stderr
+    again = run(["bench", "causalab", "--resume", "--json"], tmp_path)  # the stored experiment
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["rows"][0]["episodes"] == 3
+    assert len((run_dir / "events.jsonl").read_text().splitlines()) == 3  # nothing rerun
+    finished = (run_dir / "record.json").read_text()
+    refused = run(["bench", "causalab", "--resume", "--episodes", "1"], tmp_path)
+    assert refused.returncode == 2 and (run_dir / "record.json").read_text() == finished
+
+
+def test_bench_causalab_checks_fixed_values_before_any_run_dir(tmp_path: Path) -> None:
+    for args, fragment in [
+        (["--verify", "sometimes"], "--verify 'sometimes'"),
+        (["--fidelity", "exact"], "--fidelity 'exact'"),
+    ]:
+        out = run(["bench", "causalab", "--runs-dir", "runs", *args], tmp_path)
+        assert out.returncode == 2 and fragment in out.stderr, out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_bench_causalab_with_a_model_that_never_parses_is_degraded(tmp_path: Path) -> None:
+    args = ["bench", "causalab", "--agent", "llm", "--model", "scripted", "--suite", "3nodes"]
+    out = run([*args, "--episodes", "1", "--json"], tmp_path)
+    assert out.returncode == 3, out.stderr
+    assert out.stderr.startswith("DEGRADED: 1 of 1 units failed every step")
+    summary = json.loads(out.stdout)
+    assert summary["status"] == "degraded"
+    info = json.loads((tmp_path / summary["run_dir"] / "run.json").read_text())
+    assert info["status"] == "degraded" and info["health"]["parse_failures"] > 0

@@ -16,9 +16,26 @@ from silicolab.scientists.boxinggym import (
     BoxingRecord,
     LLMScientist,
     RandomDesigner,
-    run_boxinggym_episode,
+    make_env,
+    play_episode,
 )
 from silicolab.scientists.boxinggym.llm import extract_tag, render, truncate_words
+
+
+def episode(
+    env: str,
+    scientist: Any,
+    *,
+    goal: str = "direct",
+    prior: bool = True,
+    fidelity: str = "fixed",
+    seed: int | None = 1,
+    **options: Any,
+) -> BoxingRecord:
+    """One episode on a fresh environment (its options apart from the episode's)."""
+    made = make_env(env, goal=goal, prior=prior, fidelity=fidelity, seed=seed)
+    return play_episode(made, scientist, **options)
+
 
 EXPLANATION = " ".join(f"word{i}" for i in range(250))
 NOVICE_ANSWER = "<answer>20</answer>"
@@ -66,7 +83,7 @@ def play(script: Scientist, **kw: Any) -> tuple[BoxingRecord, Any]:
     model = load_model("scripted:gpt-4o-double", fn=script.scripted)
     scientist = LLMScientist(model)
     options = {"seed": 3, "regret": False, "communicate": True} | kw
-    return run_boxinggym_episode("death_process", scientist, **options), (model, scientist)
+    return episode("death_process", scientist, **options), (model, scientist)
 
 
 def test_scripted_episode_end_to_end() -> None:
@@ -138,7 +155,7 @@ def test_a_step_is_skipped_after_three_rejected_tries() -> None:
 def test_unparseable_answers_are_missing_not_coerced() -> None:
     """A reply that never has an <answer> block ends as None after 3 re-prompts."""
     model = load_model("scripted", fn=lambda r: "<observe>0.5</observe> no answer")
-    record = run_boxinggym_episode(
+    record = episode(
         "death_process", LLMScientist(model), seed=1, steps=1, checkpoints=(1,), regret=False
     )
     score = record.scores[0]
@@ -160,24 +177,24 @@ def test_parsing_rules_and_word_limit() -> None:
 
 def test_bad_arguments_are_input_errors() -> None:
     with pytest.raises(InputError, match="novice"):
-        run_boxinggym_episode("death_process", RandomDesigner(), communicate=True)
+        episode("death_process", RandomDesigner(), communicate=True)
     with pytest.raises(InputError, match="checkpoints"):
-        run_boxinggym_episode("death_process", RandomDesigner(), steps=2)
+        episode("death_process", RandomDesigner(), steps=2)
     with pytest.raises(InputError, match="fidelity"):
-        run_boxinggym_episode("death_process", RandomDesigner(), fidelity="exact")  # type: ignore[arg-type]
+        episode("death_process", RandomDesigner(), fidelity="exact")  # type: ignore[arg-type]
 
 
 async def test_same_protocol_over_http(llm_server_factory) -> None:
-    from silicolab.scientists.boxinggym import arun_boxinggym_episode
+
+    from silicolab.scientists.boxinggym import aplay_episode
 
     script = Scientist()
     server = llm_server_factory(reply=script.http)
     model = load_model("openai:fake-scientist", base_url=server.base_url, timeout_s=5)
     try:
-        record = await arun_boxinggym_episode(
-            "death_process",
+        record = await aplay_episode(
+            make_env("death_process", seed=2),
             LLMScientist(model),
-            seed=2,
             steps=3,
             checkpoints=(0, 3),
             communicate=True,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -11,12 +13,29 @@ from silicolab.llm import load_model
 from silicolab.llm.base import run_sync
 from silicolab.scientists.boxinggym import (
     BayesianScientist,
+    BoxingRecord,
     RandomDesigner,
     make_env,
     make_scientist,
-    run_boxinggym_episode,
+    play_episode,
 )
 from silicolab.scientists.boxinggym.reference import posterior_summary
+
+
+def episode(
+    env: str,
+    scientist: Any,
+    *,
+    goal: str = "direct",
+    prior: bool = True,
+    fidelity: str = "fixed",
+    seed: int | None = 1,
+    **options: Any,
+) -> BoxingRecord:
+    """One episode on a fresh environment (its options apart from the episode's)."""
+    made = make_env(env, goal=goal, prior=prior, fidelity=fidelity, seed=seed)
+    return play_episode(made, scientist, **options)
+
 
 #: Small Monte Carlo sizes: here EIG is only plumbing, the ranking is what matters.
 SMALL = {"n_candidates": 30, "n_outer": 200, "n_inner": 200, "n_posterior": 500}
@@ -24,8 +43,8 @@ STEPS = 4
 
 
 def _regret(env: str, agent: str, seed: int) -> float:
-    options = SMALL if agent == "boed" else {"n_posterior": 500}
-    record = run_boxinggym_episode(
+    options = SMALL if agent == "reference" else {"n_posterior": 500}
+    record = episode(
         env,
         make_scientist(agent, seed=seed, **options),
         seed=seed,
@@ -41,7 +60,7 @@ def _regret(env: str, agent: str, seed: int) -> float:
 
 @pytest.mark.parametrize("env", ["location_finding", "death_process"])
 def test_reference_beats_random_designs_on_ei_regret(env: str) -> None:
-    reference = np.mean([_regret(env, "boed", seed) for seed in (1, 2)])
+    reference = np.mean([_regret(env, "reference", seed) for seed in (1, 2)])
     random = np.mean([_regret(env, "random", seed) for seed in (1, 2)])
     assert reference < random
 
@@ -51,7 +70,7 @@ def test_reference_proposes_the_best_candidate_and_answers_from_the_posterior() 
 
     env = make_env("death_process", goal="infection", prior=True, fidelity="fixed", seed=4)
     scientist = BayesianScientist(seed=4, **SMALL)
-    record = run_boxinggym_episode(
+    record = episode(
         "death_process",
         scientist,
         goal="infection",
@@ -76,7 +95,7 @@ def test_reference_proposes_the_best_candidate_and_answers_from_the_posterior() 
 
 
 def test_random_designer_prior_answers_and_explanations() -> None:
-    record = run_boxinggym_episode(
+    record = episode(
         "death_process",
         RandomDesigner(answer="prior", seed=1),
         seed=1,
@@ -98,7 +117,7 @@ def test_random_designer_prior_answers_and_explanations() -> None:
 def test_predator_prey_eig_only_in_fixed_mode() -> None:
     """The published code has no predator-prey EIG (faithful: random designs, no regret);
     fixed fidelity designs by EIG and reports the regret."""
-    record = run_boxinggym_episode(
+    record = episode(
         "lotka_volterra",
         BayesianScientist(seed=1, **SMALL),
         seed=1,
@@ -108,7 +127,7 @@ def test_predator_prey_eig_only_in_fixed_mode() -> None:
     )
     assert len(record.outcomes) == 2 and record.regret is None
     assert record.regret_error.startswith("NotImplementedError")
-    record = run_boxinggym_episode(
+    record = episode(
         "lotka_volterra", BayesianScientist(seed=1, **SMALL), seed=1, steps=2, checkpoints=(0, 2)
     )
     assert record.regret is not None and len(record.regret) == 2
@@ -119,9 +138,7 @@ def test_predator_prey_seed_that_diverges_upstream_runs_in_fixed_mode() -> None:
     parameter reproduces odeint's output); fixed fidelity's positive-rate prior does not."""
     assert make("boxinggym/lotka_volterra", seed=12, fidelity="faithful").theta["beta"][0] < 0
     scientist = BayesianScientist(seed=1, **SMALL)
-    record = run_boxinggym_episode(
-        "lotka_volterra", scientist, seed=12, steps=4, checkpoints=(0, 4)
-    )
+    record = episode("lotka_volterra", scientist, seed=12, steps=4, checkpoints=(0, 4))
     assert scientist.posterior_failures == 0 and record.regret is not None
     assert all(d.raw.startswith("EIG estimate") for d in record.designs)
 

@@ -7,16 +7,16 @@ import numpy as np
 
 from silicolab.envs import make
 from silicolab.envs.causalab.suite import TARGET
-from silicolab.scientists.causalab import RandomScientist, run_episode
+from silicolab.scientists.causalab import RandomScientist, play_episode
 from silicolab.scientists.causalab.random_agent import random_hypothesis
 
 
 def test_random_episode_is_within_budget_and_reproducible() -> None:
     records = [
-        run_episode(make("causalab", suite="5nodes", index=i, seed=0), RandomScientist(seed=1))
+        play_episode(make("causalab", suite="5nodes", index=i, seed=0), RandomScientist(seed=1))
         for i in range(6)
     ]
-    again = run_episode(make("causalab", suite="5nodes", index=0, seed=0), RandomScientist(seed=1))
+    again = play_episode(make("causalab", suite="5nodes", index=0, seed=0), RandomScientist(seed=1))
     assert again.interventions == records[0].interventions
     assert again.submissions == records[0].submissions
     for record in records:

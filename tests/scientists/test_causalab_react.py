@@ -18,8 +18,8 @@ import pytest
 from silicolab.envs import make
 from silicolab.envs.causalab.suite import TARGET
 from silicolab.llm import load_model
-from silicolab.scientists.causalab import ReactScientist, run_episode
-from silicolab.scientists.causalab.episode import arun_episode
+from silicolab.scientists.causalab import ReactScientist, play_episode
+from silicolab.scientists.causalab.episode import aplay_episode
 from silicolab.scientists.causalab.react import render
 
 
@@ -95,14 +95,14 @@ def play(suite: str = "4nodes", index: int = 0, **options: Any) -> tuple[Any, Or
         lab, bad_first=options.pop("bad_first", False), bad_action=options.pop("bad_action", False)
     )
     model = load_model("scripted", fn=oracle.scripted)
-    record = run_episode(lab, ReactScientist(model, **options), index=index)
+    record = play_episode(lab, ReactScientist(model, **options), index=index)
     return record, oracle, model
 
 
 def test_oracle_model_reaches_success() -> None:
     record, oracle, model = play()
     assert record.success and record.stop_reason == "success"
-    assert record.agent == "react" and record.model == "scripted"
+    assert record.agent == "llm" and record.model == "scripted"
     assert [s.action for s in record.steps][:3] == [
         {"action": "TALK", "arg1": 101},
         {"chosen_dialog_option_int": 1},
@@ -136,7 +136,7 @@ def test_persistent_parse_failure_still_executes_the_valid_action() -> None:
     model = load_model(
         "scripted", fn=lambda r: oracle.record({"action": "WAIT"}, ("viscosity", TARGET))
     )
-    record = run_episode(lab, ReactScientist(model, max_steps=2))
+    record = play_episode(lab, ReactScientist(model, max_steps=2))
     assert record.stop_reason == "step_cap" and not record.success
     assert all(s.parse_failure and s.retries == 2 and s.hypothesis is None for s in record.steps)
     assert record.steps[0].action == {"action": "WAIT"}
@@ -198,7 +198,7 @@ async def test_same_flow_over_http(llm_server_factory) -> None:
     server = llm_server_factory(reply=oracle.http)
     model = load_model("openai:fake-scientist", base_url=server.base_url, timeout_s=5)
     try:
-        record = await arun_episode(lab, ReactScientist(model, verify="before_commit"))
+        record = await aplay_episode(lab, ReactScientist(model, verify="before_commit"))
     finally:
         await model.aclose()
     assert record.success and record.steps[0].retries == 1

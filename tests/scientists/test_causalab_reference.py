@@ -13,10 +13,10 @@ import pytest
 from silicolab.envs import make
 from silicolab.envs.causalab.dsl import Hypothesis
 from silicolab.scientists.causalab import (
-    EpisodeRecord,
+    CausaLabRecord,
     InterventionalScientist,
     make_scientist,
-    run_episode,
+    play_episode,
 )
 from silicolab.scientists.causalab.reference import direct_weights, snap
 
@@ -27,7 +27,7 @@ MAIN = ["3nodes", "4nodes", "5nodes", "6nodes", "7nodes"]
 def test_solves_every_solvable_main_episode(suite: str) -> None:
     for index in range(10):
         lab = make("causalab", suite=suite, index=index, seed=0)
-        record = run_episode(lab, InterventionalScientist(), index=index)
+        record = play_episode(lab, InterventionalScientist(), index=index)
         assert record.solvable
         assert record.success, (suite, index, record.submissions, record.target_frequency)
         assert record.metrics["all_edge_f1"] >= 0.95
@@ -37,7 +37,7 @@ def test_solves_every_solvable_main_episode(suite: str) -> None:
 
 def test_faithful_clamp_makes_large_targets_unsolvable_but_the_graph_is_still_found() -> None:
     lab = make("causalab", suite="6nodes", index=2, seed=0, fidelity="faithful")
-    record = run_episode(lab, InterventionalScientist(), index=2)
+    record = play_episode(lab, InterventionalScientist(), index=2)
     assert record.target_frequency > 10000 and not record.solvable and not record.success
     assert record.submissions == [10000.0]  # the clamped submission
     assert record.metrics["all_edge_f1"] == 1.0
@@ -49,7 +49,7 @@ def test_faithful_clamp_makes_large_targets_unsolvable_but_the_graph_is_still_fo
 def test_quadratic_and_hidden_suites(suite: str) -> None:
     wins = 0
     for index in range(5):
-        record = run_episode(
+        record = play_episode(
             make("causalab", suite=suite, index=index, seed=0), make_scientist("reference")
         )
         wins += record.success
@@ -61,7 +61,7 @@ def test_small_steps_do_not_survive_a_large_hidden_disturbance() -> None:
     """With a step of 1000 a ±50 disturbance spoils the total effects (why the default is
     10 000): some episodes fail."""
     wins = [
-        run_episode(
+        play_episode(
             make("causalab", suite="4nodes_hidden_vrange_pm50", index=i, seed=0),
             InterventionalScientist(step=1000.0),
         ).success
@@ -72,7 +72,7 @@ def test_small_steps_do_not_survive_a_large_hidden_disturbance() -> None:
 
 def test_record_has_per_step_hypotheses_and_round_trips() -> None:
     lab = make("causalab", suite="4nodes", index=0, seed=3)
-    record = run_episode(lab, InterventionalScientist(), index=0)
+    record = play_episode(lab, InterventionalScientist(), index=0)
     tools = [s.action["tool"] for s in record.steps]
     assert tools == ["intervene"] * 3 + ["analyse", "open_reactor", "submit"]
     assert all(s.hypothesis is not None for s in record.steps)
@@ -83,7 +83,7 @@ def test_record_has_per_step_hypotheses_and_round_trips() -> None:
     assert record.metrics["consistency_all"] and record.metrics["weight_f1"] == 1.0
     data = record.to_dict()
     assert data["schema_version"] == "1" and data["agent"] == "reference"
-    assert EpisodeRecord.from_dict(data) == record
+    assert CausaLabRecord.from_dict(data) == record
 
 
 def test_direct_weights_subtract_mediated_paths() -> None:
@@ -98,7 +98,7 @@ def test_direct_weights_subtract_mediated_paths() -> None:
 
 
 def test_golden_suite_without_budget_fits_the_records() -> None:
-    record = run_episode(
+    record = play_episode(
         make("causalab", suite="4nodes_golden", index=0, seed=0), InterventionalScientist()
     )
     assert record.metrics["budget_used"] == 0

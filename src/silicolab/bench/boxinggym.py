@@ -1,7 +1,8 @@
 """The BoxingGym benchmark: scientists on the ten environments, beside the paper's numbers.
 
-One unit of work is one episode (environment, goal, seed) of one agent. The reference
-(``"boed"``) and random agents are CPU-bound and run in ``jobs`` worker processes; the LLM
+What to run is a frozen :class:`BoxingGymBench`; one unit of work is one episode
+(environment, goal, seed) of its agent, run by :mod:`silicolab.bench.harness`. The
+reference and random agents are CPU-bound and run in ``jobs`` worker processes; the LLM
 agent is network-bound and runs ``jobs`` episodes concurrently on the event loop. With a run
 directory every finished episode's full record is appended to ``events.jsonl`` at once, and
 a rerun skips it (resume). The table has one row per (environment, goal): standardized error
@@ -19,6 +20,7 @@ upstream bug (spec §2.3) and was clipped and divided by 1000; it is shown as pu
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -27,44 +29,43 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from silicolab.bench.harness import arun_episodes_units, play_episode, positive_int, sync
 from silicolab.core.errors import InputError
-from silicolab.llm.base import run_sync
-from silicolab.runtime import AsyncExecutor, ProcessExecutor
+from silicolab.envs import spec
 from silicolab.runtime.base import EventLog
 
-#: The 13 (environment, goal) pairs of the paper's Table 1, in its order, with its labels.
+#: The 13 (environment, goal) pairs of the paper's Table 1, in its order.
+TABLE1_ORDER: tuple[tuple[str, str], ...] = (
+    ("hyperbolic_temporal_discount", "direct"),
+    ("hyperbolic_temporal_discount", "discount"),
+    ("location_finding", "direct"),
+    ("location_finding", "source"),
+    ("death_process", "direct"),
+    ("death_process", "infection"),
+    ("irt", "direct"),
+    ("dugongs", "direct"),
+    ("peregrines", "direct"),
+    ("survival", "direct"),
+    ("lotka_volterra", "direct"),
+    ("emotion", "direct"),
+    ("moral_machines", "direct"),
+)
+
+
+def _goal(pair: tuple[str, str]) -> Any:
+    from silicolab.envs import spec
+
+    return spec(f"boxinggym/{pair[0]}").goal(pair[1])
+
+
+#: (environment, goal) -> the paper's labels, from the environments' specs.
 ENV_GOALS: dict[tuple[str, str], tuple[str, str]] = {
-    ("hyperbolic_temporal_discount", "direct"): ("Hyperbolic", "Choice"),
-    ("hyperbolic_temporal_discount", "discount"): ("Hyperbolic", "Discount"),
-    ("location_finding", "direct"): ("Location finding", "Signal"),
-    ("location_finding", "source"): ("Location finding", "Source"),
-    ("death_process", "direct"): ("Death process", "Num infected"),
-    ("death_process", "infection"): ("Death process", "Infection rate"),
-    ("irt", "direct"): ("IRT", "Correctness"),
-    ("dugongs", "direct"): ("Dugongs", "Length"),
-    ("peregrines", "direct"): ("Peregrines", "Population"),
-    ("survival", "direct"): ("Mastectomy", "Survival"),
-    ("lotka_volterra", "direct"): ("Predator-prey", "Population"),
-    ("emotion", "direct"): ("Emotions", "Prediction"),
-    ("moral_machines", "direct"): ("Moral machines", "Judgement"),
+    p: (spec(f"boxinggym/{p[0]}").title, _goal(p).label) for p in TABLE1_ORDER
 }
 #: Parameter-estimation goals, run with the prior only (spec §1.1).
-PRIOR_ONLY = frozenset(
-    {
-        ("hyperbolic_temporal_discount", "discount"),
-        ("location_finding", "source"),
-        ("death_process", "infection"),
-    }
-)
+PRIOR_ONLY = frozenset(p for p in TABLE1_ORDER if _goal(p).prior_only)
 #: Goals whose published standardized score is 1 - z(accuracy) (spec §2.1).
-ACCURACY_GOALS = frozenset(
-    {
-        ("hyperbolic_temporal_discount", "direct"),
-        ("survival", "direct"),
-        ("moral_machines", "direct"),
-    }
-)
-AGENTS = ("boed", "random", "llm")
+ACCURACY_GOALS = frozenset(p for p in TABLE1_ORDER if _goal(p).kind == "accuracy")
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class Anchor:
     note: str = ""
 
 
-_PAIRS = list(ENV_GOALS)
+_PAIRS = list(TABLE1_ORDER)
 _NaN = math.nan
 # Table 1, GPT-4o, prior: before / after 10 / after communication (– = not run).
 _TABLE1 = (
@@ -168,52 +169,126 @@ def find_anchor(env: str, goal: str, agent: str, metric: str, prior: bool = True
 # -- running ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BenchUnit:
-    """One episode of the benchmark (picklable: only plain values)."""
+@dataclass(frozen=True, kw_only=True)
+class BoxingGymBench:
+    """What to run: ``agent`` (reference, random or llm) on each (environment, goal) of
+    ``pairs`` for each of ``seeds``, with or without the ``prior``, in ``fidelity``, for
+    ``steps`` experiments; ``regret``/``regret_random``/``regret_nmc`` configure the EI
+    regret; ``communicate`` adds the novice; ``options`` go to the scientist; ``jobs``
+    episodes run in parallel. Use :meth:`build` from friendlier values."""
 
+    pairs: tuple[tuple[str, str], ...]
+    agent: str = "reference"
+    seeds: tuple[int, ...] = (1, 2, 3, 4, 5)
+    prior: bool = True
+    fidelity: str = "fixed"
+    steps: int = 10
+    regret: bool = True
+    regret_random: int = 100
+    regret_nmc: tuple[int, int] | None = None
+    communicate: bool = False
+    options: tuple[tuple[str, Any], ...] = ()
+    jobs: int = 2
+
+    def __post_init__(self) -> None:
+        from silicolab.envs import check_fidelity
+        from silicolab.scientists import family_of
+
+        object.__setattr__(self, "agent", family_of("boxinggym").canonical(self.agent))
+        check_fidelity(self.fidelity)
+        positive_int(self.jobs, "jobs")
+        for env, goal in self.pairs:
+            spec(f"boxinggym/{env}").goal(goal)
+
+    @classmethod
+    def build(
+        cls,
+        envs: str | Sequence[Any] = "all",
+        agent: str = "reference",
+        *,
+        seeds: int | Sequence[int] = 5,
+        prior: bool = True,
+        options: Mapping[str, Any] | None = None,
+        regret_nmc: Sequence[int] | None = None,
+        **fields: Any,
+    ) -> BoxingGymBench:
+        """``envs``: "all" (the paper's 13 goals; the three parameter goals only with the
+        prior) or a list of ``(env, goal)`` pairs or env names (goal "direct"); ``seeds``:
+        a count (seeds 1..n, as upstream) or a list."""
+        nmc = None if regret_nmc is None else (int(regret_nmc[0]), int(regret_nmc[1]))
+        return cls(
+            pairs=tuple(_pairs(envs, prior)),
+            agent=agent,
+            seeds=tuple(_seeds(seeds)),
+            prior=prior,
+            options=tuple(sorted((options or {}).items())),
+            regret_nmc=nmc,
+            **fields,
+        )
+
+    def units(self) -> list[BoxingGymUnit]:
+        return [BoxingGymUnit(self, e, g, s) for e, g in self.pairs for s in self.seeds]
+
+    def play_options(self) -> dict[str, Any]:
+        """The episode player's options (checkpoints: the paper's, cut at ``steps``)."""
+        checkpoints = (*(c for c in (0, 1, 3, 5, 7, 10) if c < self.steps), self.steps)
+        return {
+            "steps": self.steps,
+            "checkpoints": checkpoints,
+            "regret": self.regret,
+            "regret_random": self.regret_random,
+            "regret_nmc": self.regret_nmc,
+        }
+
+
+@dataclass(frozen=True)
+class BoxingGymUnit:
+    """One episode: ``seed`` on ``env``/``goal`` under ``bench``."""
+
+    bench: BoxingGymBench
     env: str
     goal: str
     seed: int
-    agent: str
-    prior: bool
-    fidelity: str
-    steps: int
-    regret: bool
-    regret_random: int
-    options: tuple[tuple[str, Any], ...] = ()
-    regret_nmc: tuple[int, int] | None = None
 
 
-def _play_kwargs(unit: BenchUnit) -> dict[str, Any]:
-    checkpoints = (*(c for c in (0, 1, 3, 5, 7, 10) if c < unit.steps), unit.steps)
-    return {
-        "goal": unit.goal,
-        "prior": unit.prior,
-        "seed": unit.seed,
-        "steps": unit.steps,
-        "checkpoints": checkpoints,
-        "fidelity": unit.fidelity,
-        "regret": unit.regret,
-        "regret_random": unit.regret_random,
-        "regret_nmc": unit.regret_nmc,
-    }
+@dataclass(frozen=True)
+class Models:
+    """The run's language models (not picklable, so not in the spec): the scientist's,
+    the novice's and the simulated participants' (``env_options``, e.g. ``llm=``)."""
+
+    scientist: Any = None
+    novice: Any = None
+    env_options: Mapping[str, Any] | None = None
 
 
-def run_boxinggym_unit(unit: BenchUnit) -> dict[str, Any]:
-    """One reference or random episode as a JSON-ready record (top level so a process
-    pool can pickle it)."""
-    from silicolab.scientists.boxinggym import make_scientist, run_boxinggym_episode
+async def _aplay(unit: BoxingGymUnit, models: Models = Models()) -> dict[str, Any]:
+    from silicolab.scientists.boxinggym import LLMNovice, make_env
 
-    scientist = make_scientist(unit.agent, seed=unit.seed, **dict(unit.options))
-    return run_boxinggym_episode(unit.env, scientist, **_play_kwargs(unit)).to_dict()
+    bench = unit.bench
+    env = make_env(
+        unit.env,
+        goal=unit.goal,
+        prior=bench.prior,
+        fidelity=bench.fidelity,
+        seed=unit.seed,
+        options=models.env_options,
+    )
+    return await play_episode(
+        env,
+        bench.agent,
+        model=models.scientist,
+        seed=unit.seed,
+        options=bench.options,
+        communicate=bench.communicate,
+        novice=None if models.novice is None else LLMNovice(models.novice),
+        **bench.play_options(),
+    )
 
 
-async def _arun_offline_unit(unit: BenchUnit) -> dict[str, Any]:
-    from silicolab.scientists.boxinggym import arun_boxinggym_episode, make_scientist
-
-    scientist = make_scientist(unit.agent, seed=unit.seed, **dict(unit.options))
-    return (await arun_boxinggym_episode(unit.env, scientist, **_play_kwargs(unit))).to_dict()
+def play_offline_unit(unit: BoxingGymUnit) -> dict[str, Any]:
+    """One reference or random episode as its event (top level so a process pool can
+    pickle it)."""
+    return sync(_aplay(unit), twin="arun_boxinggym")
 
 
 def _mean_ci(values: Sequence[float | None]) -> tuple[float, float]:
@@ -262,7 +337,7 @@ def _pairs(envs: str | Sequence[Any], prior: bool) -> list[tuple[str, str]]:
     if isinstance(envs, str):
         if envs != "all":
             raise InputError(f"envs is 'all' or a list of (env, goal) pairs, got {envs!r}")
-        return [p for p in ENV_GOALS if prior or p not in PRIOR_ONLY]
+        return [p for p in TABLE1_ORDER if prior or p not in PRIOR_ONLY]
     pairs = []
     for item in envs:
         pair = (item, "direct") if isinstance(item, str) else (str(item[0]), str(item[1]))
@@ -278,160 +353,85 @@ def _seeds(seeds: int | Sequence[int]) -> list[int]:
     return [int(s) for s in seeds]
 
 
-async def arun_boxinggym_bench(
-    envs: str | Sequence[Any] = "all",
-    agent: str = "boed",
-    *,
-    model: Any = None,
-    seeds: int | Sequence[int] = 5,
-    prior: bool = True,
-    jobs: int = 2,
-    run: EventLog | None = None,
-    communicate: bool = False,
-    fidelity: str = "fixed",
-    novice: Any = None,
-    steps: int = 10,
-    regret: bool = True,
-    regret_random: int = 100,
-    regret_nmc: tuple[int, int] | None = None,
-    options: Mapping[str, Any] | None = None,
-    env_options: Mapping[str, Any] | None = None,
-) -> pd.DataFrame:
-    """Async twin of :func:`run_boxinggym_bench` (for notebooks and async callers)."""
-    from silicolab.scientists.boxinggym import (
-        LLMNovice,
-        LLMScientist,
-        arun_boxinggym_episode,
-        make_scientist,
-    )
-
-    if agent not in AGENTS:
-        raise InputError(f"unknown agent {agent!r}; choose from {list(AGENTS)}")
-    if agent == "llm" and model is None:
-        raise InputError("the llm agent needs model= (a spec such as 'openai:gpt-4o')")
-    if communicate and agent != "llm" and novice is None:
-        raise InputError(f"communicate=True with the {agent!r} agent needs novice= (a model)")
-    pairs = _pairs(envs, prior)
-    opts = tuple(sorted((options or {}).items()))
-    nmc = None if regret_nmc is None else (int(regret_nmc[0]), int(regret_nmc[1]))
-    units = [
-        BenchUnit(e, g, s, agent, prior, fidelity, steps, regret, regret_random, opts, nmc)
-        for e, g in pairs
-        for s in _seeds(seeds)
-    ]
+def _load(model: Any) -> Any:
     from silicolab.llm import load_model
 
-    label = ""
-    if agent == "llm":
-        model = load_model(model) if isinstance(model, str) else model
-        label = model.spec
-    if isinstance(novice, str):
-        novice = load_model(novice)
-    comm = f"|comm={novice.spec if novice is not None else label}" if communicate else ""
-    reg = f"|regret={regret_random},{nmc}" if regret else "|noregret"
-    tag = f"{agent}[{label}|prior={prior}|{fidelity}|steps={steps}{reg}{comm}|{opts}]"
-    convert: dict[str, Any] = {
-        "key": lambda u: f"{tag}/{u.env}/{u.goal}/seed={u.seed}",
-        "run": run,
-        "to_event": lambda record: {"record": record},
-        "from_event": lambda data: data["record"],
-        "on_error": "record",
-    }
-    online = agent == "llm" or communicate or bool(env_options)
-    if online:
+    return load_model(model) if isinstance(model, str) else model
 
-        async def play(unit: BenchUnit) -> dict[str, Any]:
-            if agent == "llm":
-                scientist: Any = LLMScientist(model, **dict(unit.options))
-            else:
-                scientist = make_scientist(unit.agent, seed=unit.seed, **dict(unit.options))
-            record = await arun_boxinggym_episode(
-                unit.env,
-                scientist,
-                communicate=communicate,
-                novice=None if novice is None else LLMNovice(novice),
-                env_options=env_options,
-                **_play_kwargs(unit),
-            )
-            return record.to_dict()
 
-        results = await AsyncExecutor(jobs, description="boxinggym").amap(play, units, **convert)
-    elif jobs > 1 and len(units) > 1:
-        executor = ProcessExecutor(jobs, description="boxinggym")
-        results = await executor.amap(run_boxinggym_unit, units, **convert)
-    else:
-        results = await AsyncExecutor(1, description="boxinggym").amap(
-            _arun_offline_unit, units, **convert
-        )
+def _tag(bench: BoxingGymBench, label: str, novice: Any) -> str:
+    """The prefix of every unit key: what makes two runs' episodes differ."""
+    comm = f"|comm={novice.spec if novice is not None else label}" if bench.communicate else ""
+    reg = f"|regret={bench.regret_random},{bench.regret_nmc}" if bench.regret else "|noregret"
+    return (
+        f"{bench.agent}[{label}|prior={bench.prior}|{bench.fidelity}|steps={bench.steps}"
+        f"{reg}{comm}|{bench.options}]"
+    )
+
+
+async def arun_boxinggym(
+    bench: BoxingGymBench, *, models: Models = Models(), run: EventLog | None = None
+) -> pd.DataFrame:
+    """Run ``bench`` and return one row per (environment, goal) (see
+    :func:`run_boxinggym_bench`); the run's health is in ``table.attrs["health"]``."""
+    if bench.agent == "llm" and models.scientist is None:
+        raise InputError("the llm agent needs model= (a spec such as 'openai:gpt-4o')")
+    if bench.communicate and bench.agent != "llm" and models.novice is None:
+        raise InputError(f"communicate=True with the {bench.agent!r} agent needs novice= (a model)")
+    models = Models(_load(models.scientist), _load(models.novice), models.env_options)
+    label = models.scientist.spec if bench.agent == "llm" else ""
+    tag = _tag(bench, label, models.novice)
+    online = bench.agent == "llm" or bench.communicate or bool(models.env_options)
+    units = bench.units()
+    results, health = await arun_episodes_units(
+        units,
+        functools.partial(_aplay, models=models),
+        key=lambda u: f"{tag}/{u.env}/{u.goal}/seed={u.seed}",
+        jobs=bench.jobs,
+        run=run,
+        offline=None if online else play_offline_unit,
+        description="boxinggym",
+    )
     rows = []
-    for env, goal in pairs:
+    for env, goal in bench.pairs:
         mine = [r for r, u in zip(results, units, strict=True) if (u.env, u.goal) == (env, goal)]
-        records = [r.value for r in mine if r.ok]
+        records = [r.value["record"] for r in mine if r.ok]
         row = pair_row(env, goal, records, errors=sum(not r.ok for r in mine))
-        row.update(agent=agent, model=label, prior=prior, fidelity=fidelity)
+        row.update(agent=bench.agent, model=label, prior=bench.prior, fidelity=bench.fidelity)
         row["error_messages"] = sorted({str(r.error) for r in mine if not r.ok})
-        rows.append(_with_published(row, prior, fidelity))
+        rows.append(_with_published(row, bench.prior, bench.fidelity))
     table = pd.DataFrame(rows)
     if label:
-        table.attrs["usage"] = model.ledger.summary()
+        table.attrs["usage"] = models.scientist.ledger.summary()
+    table.attrs["health"] = health
     return table
 
 
 def run_boxinggym_bench(
     envs: str | Sequence[Any] = "all",
-    agent: str = "boed",
+    agent: str = "reference",
     *,
     model: Any = None,
-    seeds: int | Sequence[int] = 5,
-    prior: bool = True,
-    jobs: int = 2,
-    run: EventLog | None = None,
-    communicate: bool = False,
-    fidelity: str = "fixed",
     novice: Any = None,
-    steps: int = 10,
-    regret: bool = True,
-    regret_random: int = 100,
-    regret_nmc: tuple[int, int] | None = None,
-    options: Mapping[str, Any] | None = None,
     env_options: Mapping[str, Any] | None = None,
+    run: EventLog | None = None,
+    **fields: Any,
 ) -> pd.DataFrame:
-    """Run ``agent`` ("boed", "random" or "llm") on ``envs`` and return one row per
-    (environment, goal).
+    """Run ``agent`` ("reference", "random" or "llm") on ``envs`` and return one row per
+    (environment, goal); ``fields`` are the other :class:`BoxingGymBench` fields (see
+    :meth:`BoxingGymBench.build`: ``seeds``, ``prior``, ``jobs``, ``communicate``,
+    ``fidelity``, ``steps``, ``regret``, ``regret_random``, ``regret_nmc``, ``options``).
 
-    ``envs`` is "all" (the paper's 13 goals; the three parameter goals only with the prior)
-    or a list of ``(env, goal)`` pairs or env names (goal "direct"). ``seeds`` is a count
-    (seeds 1..n, as upstream) or a list. Columns: ``env``, ``goal``, ``label``, ``seeds``,
-    ``errors`` (failed episodes, recorded not fatal, messages in ``error_messages``),
-    ``before``/``after``/``after_comm``/``regret`` with ``*_ci`` (95% half-widths),
-    ``skipped_steps``, ``runtime_s``, ``llm_calls`` per episode, and beside them the paper's
-    GPT-4o (``paper_*``) and Box's Apprentice (``box_*``) numbers (see the module docstring
-    for ``paper_shift``). ``model`` drives the LLM agent; ``communicate`` adds the novice
+    Columns: ``env``, ``goal``, ``label``, ``seeds``, ``errors`` (failed episodes,
+    recorded not fatal, messages in ``error_messages``), ``before``/``after``/
+    ``after_comm``/``regret`` with ``*_ci`` (95% half-widths), ``skipped_steps``,
+    ``runtime_s``, ``llm_calls`` per episode, and beside them the paper's GPT-4o
+    (``paper_*``) and Box's Apprentice (``box_*``) numbers (see the module docstring for
+    ``paper_shift``). ``model`` drives the LLM agent; ``communicate`` adds the novice
     (``novice``: a model; default the scientist's); ``run`` makes the bench resumable and
-    receives every episode's full record; ``jobs`` bounds parallel episodes;
-    ``regret_random`` random designs per step and ``regret_nmc`` (N outer, M inner; default
-    the environment's) configure the EI regret (``regret=False`` skips it); ``options`` go
-    to the scientist, ``env_options`` to the environments (e.g. ``llm=`` for emotion and
-    moral machines; it runs the episodes in this process).
+    receives every episode's full record; ``env_options`` go to the environments (e.g.
+    ``llm=`` for emotion and moral machines; it runs the episodes in this process).
     """
-    return run_sync(
-        arun_boxinggym_bench(
-            envs,
-            agent,
-            model=model,
-            seeds=seeds,
-            prior=prior,
-            jobs=jobs,
-            run=run,
-            communicate=communicate,
-            fidelity=fidelity,
-            novice=novice,
-            steps=steps,
-            regret=regret,
-            regret_random=regret_random,
-            regret_nmc=regret_nmc,
-            options=options,
-            env_options=env_options,
-        ),
-        twin="arun_boxinggym_bench",
-    )
+    bench = BoxingGymBench.build(envs, agent, **fields)
+    models = Models(model, novice, env_options)
+    return sync(arun_boxinggym(bench, models=models, run=run), twin="arun_boxinggym")

@@ -1,6 +1,7 @@
 """The CausaLab benchmark: scientists on the released suites, beside the paper's numbers.
 
-One unit of work is one episode (suite, index) of one agent. The reference and random
+What to run is a frozen :class:`CausaLabBench`; one unit of work is one episode (suite,
+index) of its agent, run by :mod:`silicolab.bench.harness`. The reference and random
 agents are CPU-bound and run in ``jobs`` worker processes; the LLM agent is network-bound
 and runs ``jobs`` episodes concurrently on the event loop. With a run directory each
 finished episode's full record is appended to ``events.jsonl`` at once, and a rerun skips
@@ -12,6 +13,7 @@ spec §11, kept here as data in :data:`PUBLISHED`) beside them.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -19,9 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from silicolab.bench.harness import arun_episodes_units, mean, play_episode, positive_int, sync
 from silicolab.core.errors import InputError
-from silicolab.llm.base import run_sync
-from silicolab.runtime import AsyncExecutor, ProcessExecutor
 from silicolab.runtime.base import EventLog
 
 MODELS = ("gpt-5.2-high", "gpt-5-mini", "qwen3.5-thinking", "qwen3.5-non-thinking")
@@ -190,32 +191,74 @@ COMPARED = {
     "budget_used_success": "budget_used_success",
     "budget_used_failure": "budget_used_failure",
 }
-Unit = tuple[str, int, str, str, int]  # suite, index, agent, fidelity, seed
 
 
-def run_offline_unit(item: Unit) -> dict[str, Any]:
-    """One reference or random episode as a JSON-ready record (top level so a process
-    pool can pickle it)."""
+@dataclass(frozen=True, kw_only=True)
+class CausaLabBench:
+    """What to run: ``agent`` (reference, random or llm) on the first ``episodes`` graphs
+    of each suite, with the lab's ``fidelity`` and ``seed``; ``verify`` applies to the LLM
+    scientist; ``jobs`` episodes run in parallel. Validated on construction."""
+
+    suites: tuple[str, ...]
+    agent: str = "reference"
+    episodes: int = 50
+    verify: str = "none"
+    fidelity: str = "fixed"
+    seed: int = 0
+    jobs: int = 8
+
+    def __post_init__(self) -> None:
+        from silicolab.envs import check_fidelity
+        from silicolab.scientists import family_of
+        from silicolab.scientists.causalab.react import VERIFY_MODES
+
+        if isinstance(self.suites, str):
+            raise InputError("suites is a list of names, e.g. ['3nodes', '4nodes']")
+        object.__setattr__(self, "suites", tuple(self.suites))
+        object.__setattr__(self, "agent", family_of("causalab").canonical(self.agent))
+        positive_int(self.episodes, "episodes")
+        positive_int(self.jobs, "jobs")
+        if self.verify not in VERIFY_MODES:
+            raise InputError(f"verify must be one of {list(VERIFY_MODES)}, got {self.verify!r}")
+        check_fidelity(self.fidelity)
+
+    def units(self) -> list[CausaLabUnit]:
+        from silicolab.envs.causalab.suite import load_suite
+
+        sizes = {s: len(load_suite(s)) for s in self.suites}
+        return [
+            CausaLabUnit(self, s, i)
+            for s in self.suites
+            for i in range(min(self.episodes, sizes[s]))
+        ]
+
+
+@dataclass(frozen=True)
+class CausaLabUnit:
+    """One episode: graph ``index`` of ``suite`` under ``bench``."""
+
+    bench: CausaLabBench
+    suite: str
+    index: int
+
+
+async def _aplay(unit: CausaLabUnit, model: Any = None) -> dict[str, Any]:
     from silicolab.envs import make
-    from silicolab.scientists.causalab import make_scientist, run_episode
 
-    suite, index, agent, fidelity, seed = item
-    lab = make("causalab", suite=suite, index=index, fidelity=fidelity, seed=seed)
-    return run_episode(lab, make_scientist(agent, seed=seed), index=index).to_dict()
-
-
-async def _arun_offline_unit(item: Unit) -> dict[str, Any]:
-    from silicolab.envs import make
-    from silicolab.scientists.causalab import arun_episode, make_scientist
-
-    suite, index, agent, fidelity, seed = item
-    lab = make("causalab", suite=suite, index=index, fidelity=fidelity, seed=seed)
-    return (await arun_episode(lab, make_scientist(agent, seed=seed), index=index)).to_dict()
+    bench = unit.bench
+    lab = make(
+        "causalab", suite=unit.suite, index=unit.index, fidelity=bench.fidelity, seed=bench.seed
+    )
+    options = {"verify": bench.verify} if bench.agent == "llm" else {}
+    return await play_episode(
+        lab, bench.agent, model=model, seed=bench.seed, options=options.items(), index=unit.index
+    )
 
 
-def _mean(values: Sequence[float]) -> float:
-    clean = [float(v) for v in values if v is not None and not math.isnan(float(v))]
-    return sum(clean) / len(clean) if clean else math.nan
+def play_offline_unit(unit: CausaLabUnit) -> dict[str, Any]:
+    """One reference or random episode as its event (top level so a process pool can
+    pickle it)."""
+    return sync(_aplay(unit), twin="arun_causalab")
 
 
 def suite_row(suite: str, records: Sequence[dict[str, Any]], errors: int) -> dict[str, Any]:
@@ -228,19 +271,19 @@ def suite_row(suite: str, records: Sequence[dict[str, Any]], errors: int) -> dic
         "episodes": len(records),
         "errors": errors,
         "solvable": len(solvable),
-        "accuracy": 100 * _mean([r["success"] for r in records]),
-        "accuracy_solvable": 100 * _mean([r["success"] for r in solvable]),
+        "accuracy": 100 * mean([r["success"] for r in records]),
+        "accuracy_solvable": 100 * mean([r["success"] for r in solvable]),
     }
     for name in MEAN_METRICS:
-        row[name] = _mean([r["metrics"].get(name) for r in records])
+        row[name] = mean([r["metrics"].get(name) for r in records])
     for label, group in (("success", won), ("failure", lost)):
-        row[f"budget_used_{label}"] = _mean([r["metrics"]["budget_used"] for r in group])
-        row[f"consistency_{label}"] = 100 * _mean(
+        row[f"budget_used_{label}"] = mean([r["metrics"]["budget_used"] for r in group])
+        row[f"consistency_{label}"] = 100 * mean(
             [r["metrics"]["consistency_fraction"] for r in group]
         )
-    row["runtime_s"] = _mean([r["runtime_s"] for r in records])
-    row["llm_calls"] = _mean([r["usage"].get("calls", 0) for r in records])
-    row["tokens"] = _mean(
+    row["runtime_s"] = mean([r["runtime_s"] for r in records])
+    row["llm_calls"] = mean([r["usage"].get("calls", 0) for r in records])
+    row["tokens"] = mean(
         [r["usage"].get("input_tokens", 0) + r["usage"].get("output_tokens", 0) for r in records]
     )
     return row
@@ -261,76 +304,41 @@ def _with_published(row: dict[str, Any], label: str, verify: str) -> dict[str, A
     return row
 
 
-async def arun_causalab_bench(
-    suites: Sequence[str],
-    agent: str,
-    *,
-    model: Any = None,
-    episodes: int = 50,
-    jobs: int = 8,
-    run: EventLog | None = None,
-    verify: str = "none",
-    fidelity: str = "fixed",
-    seed: int = 0,
+async def arun_causalab(
+    bench: CausaLabBench, *, model: Any = None, run: EventLog | None = None
 ) -> pd.DataFrame:
-    """Async twin of :func:`run_causalab_bench` (for notebooks and async callers)."""
-    from silicolab.envs.causalab.suite import load_suite
-    from silicolab.scientists.causalab import AGENTS, ReactScientist, arun_episode
-
-    if isinstance(suites, str):
-        raise InputError("suites is a list of names, e.g. ['3nodes', '4nodes']")
-    if agent not in AGENTS:
-        raise InputError(f"unknown agent {agent!r}; choose from {list(AGENTS)}")
-    if agent == "react" and model is None:
-        raise InputError("the react agent needs model= (a spec such as 'openai:gpt-5-mini')")
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise InputError(f"episodes must be a positive integer, got {episodes!r}")
-    sizes = {s: len(load_suite(s)) for s in suites}
-    items: list[Unit] = [
-        (s, i, agent, fidelity, seed) for s in suites for i in range(min(episodes, sizes[s]))
-    ]
+    """Run ``bench`` and return one row per suite (see :func:`run_causalab_bench`); the
+    run's :class:`~silicolab.runs.RunHealth` is in ``table.attrs["health"]``."""
     label = ""
-    if agent == "react":
+    if bench.agent == "llm":
+        if model is None:
+            raise InputError("the llm agent needs model= (a spec such as 'openai:gpt-5-mini')")
         from silicolab.llm import load_model
 
         model = load_model(model) if isinstance(model, str) else model
         label = model.spec
-    tag = f"{agent}[{label}|verify={verify}|{fidelity}|seed={seed}]"
-    convert: dict[str, Any] = {
-        "key": lambda item: f"{tag}/{item[0]}/{item[1]}",
-        "run": run,
-        "to_event": lambda record: {"record": record},
-        "from_event": lambda data: data["record"],
-        "on_error": "record",
-    }
-    if agent == "react":
-
-        async def play(item: Unit) -> dict[str, Any]:
-            from silicolab.envs import make
-
-            suite, index, _, fid, sd = item
-            lab = make("causalab", suite=suite, index=index, fidelity=fid, seed=sd)
-            scientist = ReactScientist(model, verify=verify, seed=sd)  # type: ignore[arg-type]
-            return (await arun_episode(lab, scientist, index=index)).to_dict()
-
-        results = await AsyncExecutor(jobs, description="causalab").amap(play, items, **convert)
-    elif jobs > 1 and len(items) > 1:
-        executor = ProcessExecutor(jobs, description="causalab")
-        results = await executor.amap(run_offline_unit, items, **convert)
-    else:
-        results = await AsyncExecutor(1, description="causalab").amap(
-            _arun_offline_unit, items, **convert
-        )
+    tag = f"{bench.agent}[{label}|verify={bench.verify}|{bench.fidelity}|seed={bench.seed}]"
+    units = bench.units()
+    results, health = await arun_episodes_units(
+        units,
+        functools.partial(_aplay, model=model),
+        key=lambda u: f"{tag}/{u.suite}/{u.index}",
+        jobs=bench.jobs,
+        run=run,
+        offline=None if bench.agent == "llm" else play_offline_unit,
+        description="causalab",
+    )
     rows = []
-    for suite in suites:
-        mine = [r for r, item in zip(results, items, strict=True) if item[0] == suite]
-        records = [r.value for r in mine if r.ok]
+    for suite in bench.suites:
+        mine = [r for r, u in zip(results, units, strict=True) if u.suite == suite]
+        records = [r.value["record"] for r in mine if r.ok]
         row = suite_row(suite, records, errors=sum(not r.ok for r in mine))
-        row.update(agent=agent, model=label, verify=verify, fidelity=fidelity)
-        rows.append(_with_published(row, label, verify))
+        row.update(agent=bench.agent, model=label, verify=bench.verify, fidelity=bench.fidelity)
+        rows.append(_with_published(row, label, bench.verify))
     table = pd.DataFrame(rows)
     if label:
         table.attrs["usage"] = model.ledger.summary()
+    table.attrs["health"] = health
     return table
 
 
@@ -339,15 +347,13 @@ def run_causalab_bench(
     agent: str,
     *,
     model: Any = None,
-    episodes: int = 50,
-    jobs: int = 8,
     run: EventLog | None = None,
-    verify: str = "none",
-    fidelity: str = "fixed",
-    seed: int = 0,
+    **options: Any,
 ) -> pd.DataFrame:
-    """Run ``agent`` ("reference", "random" or "react") on the first ``episodes`` graphs
-    of each suite and return one row per suite.
+    """Run ``agent`` ("reference", "random" or "llm") on the first ``episodes`` graphs
+    of each suite and return one row per suite (``options``: the other
+    :class:`CausaLabBench` fields: ``episodes``, ``jobs``, ``verify``, ``fidelity``,
+    ``seed``).
 
     Columns: ``suite``, ``episodes``, ``errors`` (failed units, recorded not fatal),
     ``solvable``, ``accuracy`` and ``accuracy_solvable`` (%), ``all_edge_precision/
@@ -356,22 +362,9 @@ def run_causalab_bench(
     ``consistency_success``/``_failure`` (mean % of records the commit hypothesis fits
     within 5 Hz), ``runtime_s``, ``llm_calls`` and ``tokens`` per episode, and
     ``published_*`` beside them for ``published_model`` (the model ``model`` names, else
-    the strongest published one). ``model`` (spec or loaded model) drives the react
+    the strongest published one). ``model`` (spec or loaded model) drives the llm
     agent, with ``verify`` ("none", "per_step", "before_commit"); ``run`` makes the bench
-    resumable and receives every episode's full record; ``jobs`` bounds the parallel
-    episodes; ``fidelity`` and ``seed`` select the lab instances.
+    resumable and receives every episode's full record.
     """
-    return run_sync(
-        arun_causalab_bench(
-            suites,
-            agent,
-            model=model,
-            episodes=episodes,
-            jobs=jobs,
-            run=run,
-            verify=verify,
-            fidelity=fidelity,
-            seed=seed,
-        ),
-        twin="arun_causalab_bench",
-    )
+    bench = CausaLabBench(suites=suites, agent=agent, **options)  # type: ignore[arg-type]
+    return sync(arun_causalab(bench, model=model, run=run), twin="arun_causalab")

@@ -10,6 +10,7 @@ event loop. With a :class:`silicolab.runs.Run`, each finished unit is appended t
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 from collections.abc import Mapping, Sequence
@@ -18,9 +19,9 @@ from typing import Any
 
 import pandas as pd
 
+from silicolab.bench.harness import arun_units, positive_int, sync
 from silicolab.core.errors import InputError
-from silicolab.llm.base import run_sync
-from silicolab.runtime import AsyncExecutor, ProcessExecutor
+from silicolab.runs.health import RunHealth, UnitHealth
 from silicolab.runtime.base import EventLog
 
 DATASETS = ("auto_mpg", "dwd_climate", "sachs")
@@ -66,104 +67,53 @@ def _rows(
 _N = None  # a cell printed as "-" in the paper
 _BAD = {"auto_mpg": _INCONSISTENT}
 
-#: MAC Table 2, per (method, model, dataset). Method names are silicolab's registry names;
-#: the LLM-KBCI rows are SCP's statistical methods with GPT-4 prior knowledge.
-PUBLISHED: tuple[Published, ...] = tuple(
-    [
-        *_rows("pc", "", "PC", [8, 0.48, 9, 0.305, 24, 0.206]),
-        *_rows(
-            "exact",
-            "",
-            "Exact Search",
-            [7, 0.44, 6, 0.194, 31, 0.33],
-            dict.fromkeys(DATASETS, _ES_QUIRK),
-        ),
-        *_rows("direct_lingam", "", "LINGAM", [8, 0.48, 10, 0.388, 29, 0.289]),
-        *_rows("pc_llm_kbci", "gpt-4", "PC LLM-KBCI", [7, 0.44, 7, 0.222, 30, 0.314]),
-        *_rows("exact_llm_kbci", "gpt-4", "ES LLM-KBCI", [7, 0.44, 7, 0.222, 31, 0.33]),
-        *_rows(
-            "direct_lingam_llm_kbci", "gpt-4", "DirectLiGam LLM-KBCI", [7, 0.4, 9, 0.305, 29, 0.289]
-        ),
-        *_rows("single_agent", "gpt-4o", "Single-agent (GPT-4o)", [8, 0.36, 11, 0.388, 18, 0.214]),
-        *_rows(
-            "single_agent", "gpt-3.5", "Single-agent (GPT-3.5)", [7, 0.28, 10, 0.361, 31, 0.363]
-        ),
-        *_rows("meta_debate", "gpt-4o", "Causal Agent Debate", [5, 0.2, 9, 0.333, 35, 0.371]),
-        *_rows(
-            "meta_debate", "gpt-4o-mini", "Causal Agent Debate", [4, 0.16, 11, 0.416, 35, 0.338]
-        ),
-        *_rows("meta_debate", "gpt-3.5", "Causal Agent Debate", [5, 0.2, 5, 0.194, 21, 0.231]),
-        *_rows(
-            "meta_debate", "llama-3.1-70b", "Causal Agent Debate", [10, 0.44, 8, 0.222, 35, 0.380]
-        ),
-        *_rows(
-            "meta_debate", "llama-3.1-8b", "Causal Agent Debate", [7, 0.28, 9, 0.277, 35, 0.338]
-        ),
-        *_rows("meta_debate", "gemma-2-9b", "Causal Agent Debate", [5, 0.2, 7, 0.222, 25, 0.223]),
-        *_rows("debate_coding", "gpt-4o", "Coding Agents", [8, 0.48, 9, 0.388, 30, 0.322]),
-        *_rows(
-            "debate_coding", "gpt-4o-mini", "Coding Agents", [6, 0.6, 6, 0.194, 30, 0.322], _BAD
-        ),
-        *_rows("debate_coding", "gpt-3.5", "Coding Agents", [4, 0.48, 9, 0.305, 29, 0.28], _BAD),
-        *_rows(
-            "debate_coding", "llama-3.1-70b", "Coding Agents", [6, 0.6, 6, 0.194, 18, 0.157], _BAD
-        ),
-        *_rows(
-            "debate_coding", "llama-3.1-8b", "Coding Agents", [6, 0.6, 9, 0.388, 36, 0.396], _BAD
-        ),
-        *_rows(
-            "debate_coding",
-            "gemma-2-9b",
-            "Coding Agents (GPT-4o-mini's plan)",
-            [7, 0.36, _N, _N, _N, _N],
-        ),
-        *_rows(
-            "coding_debating", "gpt-4o", "Hybrid-Coding-Debating", [6, 0.28, 10, 0.305, 23, 0.247]
-        ),
-        *_rows(
-            "coding_debating",
-            "gpt-4o-mini",
-            "Hybrid-Coding-Debating",
-            [5, 0.24, 9, 0.25, 21, 0.190],
-        ),
-        *_rows(
-            "coding_debating", "gpt-3.5", "Hybrid-Coding-Debating", [6, 0.32, 7, 0.25, 23, 0.198]
-        ),
-        *_rows(
-            "coding_debating",
-            "llama-3.1-70b",
-            "Hybrid-Coding-Debating",
-            [6, 0.36, 6, 0.166, 33, 0.314],
-        ),
-        *_rows(
-            "coding_debating",
-            "llama-3.1-8b",
-            "Hybrid-Coding-Debating",
-            [5, 0.2, 5, 0.138, 33, 0.305],
-        ),
-        *_rows(
-            "debating_coding", "gpt-4o", "Hybrid-Debating-Coding", [5, 0.24, 5, 0.138, 29, 0.297]
-        ),
-        *_rows(
-            "debating_coding",
-            "gpt-4o-mini",
-            "Hybrid-Debating-Coding",
-            [8, 0.48, 7, 0.25, 22, 0.190],
-        ),
-        *_rows(
-            "debating_coding", "gpt-3.5", "Hybrid-Debating-Coding", [8, 0.48, 7, 0.277, 28, 0.272]
-        ),
-        *_rows(
-            "debating_coding",
-            "llama-3.1-70b",
-            "Hybrid-Debating-Coding",
-            [5, 0.24, 6, 0.194, 29, 0.289],
-        ),
-        *_rows(
-            "debating_coding", "llama-3.1-8b", "Hybrid-Debating-Coding", [6, 0.4, 9, 0.388, _N, _N]
-        ),
-    ]
+#: MAC Table 2 rows: (method, model, label as printed, [SHD, NHD] per dataset[, notes]).
+#: Method names are silicolab's registry names; the LLM-KBCI rows are SCP's statistical
+#: methods with GPT-4 prior knowledge.
+_TABLE2: tuple[tuple[Any, ...], ...] = (
+    ("pc", "", "PC", [8, 0.48, 9, 0.305, 24, 0.206]),
+    (
+        "exact",
+        "",
+        "Exact Search",
+        [7, 0.44, 6, 0.194, 31, 0.33],
+        dict.fromkeys(DATASETS, _ES_QUIRK),
+    ),
+    ("direct_lingam", "", "LINGAM", [8, 0.48, 10, 0.388, 29, 0.289]),
+    ("pc_llm_kbci", "gpt-4", "PC LLM-KBCI", [7, 0.44, 7, 0.222, 30, 0.314]),
+    ("exact_llm_kbci", "gpt-4", "ES LLM-KBCI", [7, 0.44, 7, 0.222, 31, 0.33]),
+    ("direct_lingam_llm_kbci", "gpt-4", "DirectLiGam LLM-KBCI", [7, 0.4, 9, 0.305, 29, 0.289]),
+    ("single_agent", "gpt-4o", "Single-agent (GPT-4o)", [8, 0.36, 11, 0.388, 18, 0.214]),
+    ("single_agent", "gpt-3.5", "Single-agent (GPT-3.5)", [7, 0.28, 10, 0.361, 31, 0.363]),
+    ("meta_debate", "gpt-4o", "Causal Agent Debate", [5, 0.2, 9, 0.333, 35, 0.371]),
+    ("meta_debate", "gpt-4o-mini", "Causal Agent Debate", [4, 0.16, 11, 0.416, 35, 0.338]),
+    ("meta_debate", "gpt-3.5", "Causal Agent Debate", [5, 0.2, 5, 0.194, 21, 0.231]),
+    ("meta_debate", "llama-3.1-70b", "Causal Agent Debate", [10, 0.44, 8, 0.222, 35, 0.380]),
+    ("meta_debate", "llama-3.1-8b", "Causal Agent Debate", [7, 0.28, 9, 0.277, 35, 0.338]),
+    ("meta_debate", "gemma-2-9b", "Causal Agent Debate", [5, 0.2, 7, 0.222, 25, 0.223]),
+    ("debate_coding", "gpt-4o", "Coding Agents", [8, 0.48, 9, 0.388, 30, 0.322]),
+    ("debate_coding", "gpt-4o-mini", "Coding Agents", [6, 0.6, 6, 0.194, 30, 0.322], _BAD),
+    ("debate_coding", "gpt-3.5", "Coding Agents", [4, 0.48, 9, 0.305, 29, 0.28], _BAD),
+    ("debate_coding", "llama-3.1-70b", "Coding Agents", [6, 0.6, 6, 0.194, 18, 0.157], _BAD),
+    ("debate_coding", "llama-3.1-8b", "Coding Agents", [6, 0.6, 9, 0.388, 36, 0.396], _BAD),
+    (
+        "debate_coding",
+        "gemma-2-9b",
+        "Coding Agents (GPT-4o-mini's plan)",
+        [7, 0.36, _N, _N, _N, _N],
+    ),
+    ("coding_debating", "gpt-4o", "Hybrid-Coding-Debating", [6, 0.28, 10, 0.305, 23, 0.247]),
+    ("coding_debating", "gpt-4o-mini", "Hybrid-Coding-Debating", [5, 0.24, 9, 0.25, 21, 0.190]),
+    ("coding_debating", "gpt-3.5", "Hybrid-Coding-Debating", [6, 0.32, 7, 0.25, 23, 0.198]),
+    ("coding_debating", "llama-3.1-70b", "Hybrid-Coding-Debating", [6, 0.36, 6, 0.166, 33, 0.314]),
+    ("coding_debating", "llama-3.1-8b", "Hybrid-Coding-Debating", [5, 0.2, 5, 0.138, 33, 0.305]),
+    ("debating_coding", "gpt-4o", "Hybrid-Debating-Coding", [5, 0.24, 5, 0.138, 29, 0.297]),
+    ("debating_coding", "gpt-4o-mini", "Hybrid-Debating-Coding", [8, 0.48, 7, 0.25, 22, 0.190]),
+    ("debating_coding", "gpt-3.5", "Hybrid-Debating-Coding", [8, 0.48, 7, 0.277, 28, 0.272]),
+    ("debating_coding", "llama-3.1-70b", "Hybrid-Debating-Coding", [5, 0.24, 6, 0.194, 29, 0.289]),
+    ("debating_coding", "llama-3.1-8b", "Hybrid-Debating-Coding", [6, 0.4, 9, 0.388, _N, _N]),
 )
+PUBLISHED: tuple[Published, ...] = tuple(p for row in _TABLE2 for p in _rows(*row))
 
 
 def published_table() -> pd.DataFrame:
@@ -229,23 +179,83 @@ def _row(method: str, dataset: str, result: Any, truth: Any, model: Any) -> dict
     }
 
 
-def run_statistical_unit(item: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class DiscoveryBench:
+    """What to run: each of ``methods`` on each of ``datasets`` (``method_params`` maps a
+    method to extra parameters, as sorted pairs), ``jobs`` units at a time. Validated on
+    construction; :meth:`build` takes friendlier values."""
+
+    methods: tuple[str, ...]
+    datasets: tuple[str, ...] = DATASETS
+    jobs: int = 1
+    method_params: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.methods, str) or isinstance(self.datasets, str):
+            raise InputError("methods and datasets are lists of names, e.g. ['pc'], ['auto_mpg']")
+        object.__setattr__(self, "methods", tuple(self.methods))
+        object.__setattr__(self, "datasets", tuple(self.datasets))
+        unknown = sorted(set(self.datasets) - set(DATASETS))
+        if unknown:
+            raise InputError(f"unknown dataset(s) {unknown}; choose from {list(DATASETS)}")
+        stray = sorted(set(dict(self.method_params)) - set(self.methods))
+        if stray:
+            raise InputError(
+                f"method_params names method(s) {stray} that are not in {list(self.methods)}"
+            )
+        positive_int(self.jobs, "jobs")
+
+    @classmethod
+    def build(
+        cls,
+        methods: Sequence[str],
+        datasets: Sequence[str] = DATASETS,
+        *,
+        jobs: int = 1,
+        method_params: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> DiscoveryBench:
+        params = tuple(
+            sorted((m, tuple(sorted(p.items()))) for m, p in (method_params or {}).items())
+        )
+        return cls(methods=methods, datasets=datasets, jobs=jobs, method_params=params)  # type: ignore[arg-type]
+
+    def params(self, method: str) -> dict[str, Any]:
+        return dict(dict(self.method_params).get(method, ()))
+
+    def units(self, kinds: Mapping[str, str], llm: bool) -> list[DiscoveryUnit]:
+        """The (method, dataset) units whose method is (``llm``) or is not an LLM method."""
+        return [
+            DiscoveryUnit(self, m, d)
+            for m in self.methods
+            for d in self.datasets
+            if (kinds[m] == "llm") == llm
+        ]
+
+
+@dataclass(frozen=True)
+class DiscoveryUnit:
+    """One (method, dataset) pair under ``bench``."""
+
+    bench: DiscoveryBench
+    method: str
+    dataset: str
+
+
+def run_statistical_unit(unit: DiscoveryUnit) -> dict[str, Any]:
     """One statistical (method, dataset) unit; top level so a process pool can pickle it."""
     from silicolab.discovery import datasets, registry
 
-    method, dataset, params = item
-    ds = datasets.load(dataset)
-    result = registry.discover(ds.data, method, **params)
-    return _row(method, dataset, result, ds.truth, None)
+    ds = datasets.load(unit.dataset)
+    result = registry.discover(ds.data, unit.method, **unit.bench.params(unit.method))
+    return _row(unit.method, unit.dataset, result, ds.truth, None)
 
 
-async def _run_llm_unit(item: tuple[str, str, dict[str, Any], Any]) -> dict[str, Any]:
+async def _run_llm_unit(unit: DiscoveryUnit, model: Any) -> dict[str, Any]:
     from silicolab.discovery import datasets, registry
 
-    method, dataset, params, model = item
-    ds = datasets.load(dataset)
-    fn = registry.get(method)
-    kwargs = dict(params)
+    ds = datasets.load(unit.dataset)
+    fn = registry.get(unit.method)
+    kwargs = unit.bench.params(unit.method)
     accepted = inspect.signature(fn).parameters
     open_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     for name, value in (("description", ds.description), ("variables", ds.variables)):
@@ -255,7 +265,7 @@ async def _run_llm_unit(item: tuple[str, str, dict[str, Any], Any]) -> dict[str,
         result = await fn(ds.data, model=model, **kwargs)
     else:  # a sync wrapper may run its own event loop, so keep it off this one
         result = await asyncio.to_thread(fn, ds.data, model=model, **kwargs)
-    return _row(method, dataset, result, ds.truth, model)
+    return _row(unit.method, unit.dataset, result, ds.truth, model)
 
 
 def _with_published(row: dict[str, Any], model: Any) -> dict[str, Any]:
@@ -277,61 +287,67 @@ def _with_published(row: dict[str, Any], model: Any) -> dict[str, Any]:
     return row
 
 
-async def arun_discovery_bench(
-    methods: Sequence[str],
-    datasets: Sequence[str] = DATASETS,
-    *,
-    model: Any = None,
-    run: EventLog | None = None,
-    jobs: int = 1,
-    method_params: Mapping[str, Mapping[str, Any]] | None = None,
+async def arun_discovery(
+    bench: DiscoveryBench, *, model: Any = None, run: EventLog | None = None
 ) -> pd.DataFrame:
-    """Async twin of :func:`run_discovery_bench` (for notebooks and async callers)."""
+    """Run ``bench`` and return one row per (method, dataset) (see
+    :func:`run_discovery_bench`); the LLM units' health is in ``table.attrs["health"]``."""
     from silicolab.discovery import registry
 
-    if isinstance(methods, str) or isinstance(datasets, str):
-        raise InputError("methods and datasets are lists of names, e.g. ['pc'], ['auto_mpg']")
-    unknown = sorted(set(datasets) - set(DATASETS))
-    if unknown:
-        raise InputError(f"unknown dataset(s) {unknown}; choose from {list(DATASETS)}")
-    params = {m: dict(p) for m, p in (method_params or {}).items()}
-    stray = sorted(set(params) - set(methods))
-    if stray:
-        raise InputError(f"method_params names method(s) {stray} that are not in {list(methods)}")
-    kinds = {m: registry.kind_of(m) for m in methods}
+    kinds = {m: registry.kind_of(m) for m in bench.methods}
     if any(k == "llm" for k in kinds.values()) and model is None:
         raise InputError("LLM methods need model= (a spec such as 'openai:gpt-4o-mini' or a model)")
     label = model_label(model)
-    stat = [(m, d, params.get(m, {})) for m in methods for d in datasets if kinds[m] != "llm"]
-    llm = [(m, d, params.get(m, {}), model) for m in methods for d in datasets if kinds[m] == "llm"]
+    stat, llm = bench.units(kinds, llm=False), bench.units(kinds, llm=True)
     rows: list[dict[str, Any]] = []
+    health: list[Any] = []
     if stat:
-        executor = ProcessExecutor(jobs) if jobs > 1 and len(stat) > 1 else AsyncExecutor(1)
-        results = await executor.amap(
-            run_statistical_unit, stat, key=lambda i: f"{i[0]}/{i[1]}", run=run, on_error="record"
+        results = await arun_units(
+            stat,
+            run_statistical_unit,
+            key=lambda u: f"{u.method}/{u.dataset}",
+            jobs=bench.jobs,
+            run=run,
+            process=run_statistical_unit,
         )
-        rows += _collect(results, [(m, d) for m, d, _ in stat], "")
+        rows += _collect(results, stat, "")
     if llm:
-        results = await AsyncExecutor(jobs).amap(
-            _run_llm_unit, llm, key=lambda i: f"{i[0]}[{label}]/{i[1]}", run=run, on_error="record"
+        results = await arun_units(
+            llm,
+            functools.partial(_run_llm_unit, model=model),
+            key=lambda u: f"{u.method}[{label}]/{u.dataset}",
+            jobs=bench.jobs,
+            run=run,
         )
-        rows += _collect(results, [(m, d) for m, d, _, _ in llm], label)
-    order = {(m, d): i for i, (m, d) in enumerate((m, d) for m in methods for d in datasets)}
+        rows += _collect(results, llm, label)
+        health = [_llm_health(r) for r in results]
+    order = {
+        (m, d): i for i, (m, d) in enumerate((m, d) for m in bench.methods for d in bench.datasets)
+    }
     rows.sort(key=lambda r: order[(r["method"], r["dataset"])])
     table = [_with_published(r, model if kinds[r["method"]] == "llm" else None) for r in rows]
-    return pd.DataFrame(table)
+    frame = pd.DataFrame(table)
+    frame.attrs["health"] = RunHealth.of(health)
+    return frame
 
 
-def _collect(results: list[Any], units: list[tuple[str, str]], label: str) -> list[dict]:
+def _llm_health(result: Any) -> UnitHealth:
+    """An LLM unit is one model step: a failed unit is a model error."""
+    if result.ok:
+        return UnitHealth(unit=result.key, steps=1)
+    return UnitHealth(unit=result.key, steps=1, model_errors=1, sample_reply=str(result.error))
+
+
+def _collect(results: list[Any], units: list[DiscoveryUnit], label: str) -> list[dict]:
     rows = []
-    for result, (method, dataset) in zip(results, units, strict=True):
+    for result, unit in zip(results, units, strict=True):
         if result.ok:
             rows.append({**result.value, "error": ""})
         else:
             rows.append(
                 {
-                    "method": method,
-                    "dataset": dataset,
+                    "method": unit.method,
+                    "dataset": unit.dataset,
                     "model": label,
                     "shd": None,
                     "nhd": math.nan,
@@ -364,9 +380,9 @@ def run_discovery_bench(
     parameters (e.g. ``{"exact": {"scp_orientation_quirk": True}}``); ``run`` makes the
     bench resumable; ``jobs`` bounds the parallel units.
     """
-    return run_sync(
-        arun_discovery_bench(
-            methods, datasets, model=model, run=run, jobs=jobs, method_params=method_params
-        ),
-        twin="arun_discovery_bench",
-    )
+    bench = DiscoveryBench.build(methods, datasets, jobs=jobs, method_params=method_params)
+    for method in bench.methods:  # unknown names fail before any work
+        from silicolab.discovery import registry
+
+        registry.kind_of(method)
+    return sync(arun_discovery(bench, model=model, run=run), twin="arun_discovery")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -248,6 +248,7 @@ def discover(
 
 @bench_app.command("discovery")
 def bench_discovery(
+    ctx: typer.Context,
     methods: Annotated[str, typer.Option(help="Comma-separated method names.")] = (
         "pc,exact_scp,exact,direct_lingam"
     ),
@@ -267,24 +268,19 @@ def bench_discovery(
     reproduce its rows; exact is the correctly oriented search, reported as our own row.
     Add LLM methods (mac_meta_debate, mac_debate_coding, ...) with --model.
     """
-    from silicolab.cli.bench import run_bench_discovery
+    from silicolab.cli.bench import Connection, run_bench_discovery
 
     run_bench_discovery(
-        methods=methods,
-        datasets=datasets,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        jobs=jobs,
-        resume=resume,
-        runs_dir=runs_dir,
-        config=config,
-        json_out=json_out,
+        settings={"methods": methods, "datasets": datasets, "model": model},
+        **_bench_flow(
+            ctx, Connection(config, base_url, api_key_env), jobs, resume, runs_dir, json_out
+        ),
     )
 
 
 @bench_app.command("causalab")
 def bench_causalab(
+    ctx: typer.Context,
     suite: Annotated[
         str,
         typer.Option(
@@ -312,28 +308,21 @@ def bench_causalab(
 ) -> None:
     """CausaLab crystal-lab episodes: task accuracy, edge F1, SHD, weight and root F1,
     beside the CausaLab paper's numbers for the same suite."""
-    from silicolab.cli.bench import run_bench_causalab
+    from silicolab.cli.bench import Connection, run_bench_causalab
 
+    settings = {"suite": suite, "agent": agent, "model": model, "episodes": episodes}
+    settings.update(verify=verify, fidelity=fidelity, seed=seed)
     run_bench_causalab(
-        suite=suite,
-        agent=agent,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        episodes=episodes,
-        jobs=jobs,
-        verify=verify,
-        fidelity=fidelity,
-        seed=seed,
-        resume=resume,
-        runs_dir=runs_dir,
-        config=config,
-        json_out=json_out,
+        settings=settings,
+        **_bench_flow(
+            ctx, Connection(config, base_url, api_key_env), jobs, resume, runs_dir, json_out
+        ),
     )
 
 
 @bench_app.command("boxinggym")
 def bench_boxinggym(
+    ctx: typer.Context,
     env: Annotated[
         str,
         typer.Option(
@@ -342,8 +331,9 @@ def bench_boxinggym(
         ),
     ] = ("all"),
     agent: Annotated[
-        str, typer.Option(help="boed (greedy-EIG Bayesian, no LLM), random, or llm.")
-    ] = "boed",
+        str,
+        typer.Option(help="reference (greedy-EIG Bayesian, no LLM; once boed), random, or llm."),
+    ] = "reference",
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
@@ -377,25 +367,67 @@ def bench_boxinggym(
 ) -> None:
     """BoxingGym: 10 steps of experimental design per goal, standardized error before and
     after, EI regret, beside the BoxingGym paper's Tables 1-3."""
-    from silicolab.cli.bench import run_bench_boxinggym
+    from silicolab.cli.bench import Connection, run_bench_boxinggym
 
+    settings = {"env": env, "agent": agent, "model": model, "seeds": seeds, "prior": prior}
+    settings.update(communicate=communicate, participant_model=participant_model, fidelity=fidelity)
     run_bench_boxinggym(
-        env=env,
-        agent=agent,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        seeds=seeds,
-        prior=prior,
-        communicate=communicate,
-        participant_model=participant_model,
-        jobs=jobs,
-        fidelity=fidelity,
-        resume=resume,
-        runs_dir=runs_dir,
-        config=config,
-        json_out=json_out,
+        settings=settings,
+        **_bench_flow(
+            ctx, Connection(config, base_url, api_key_env), jobs, resume, runs_dir, json_out
+        ),
     )
+
+
+@bench_app.command("episodes")
+def bench_episodes(
+    ctx: typer.Context,
+    env: Annotated[
+        str, typer.Option(help="Comma list of registered environment ids, e.g. causalab.")
+    ] = "causalab",
+    agent: Annotated[str, typer.Option(help="reference (no LLM), random, or llm.")] = "reference",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per environment.")] = 3,
+    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 1,
+    resume: Annotated[bool, typer.Option("--resume", help="Finish the latest run.")] = False,
+    runs_dir: RunsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Episodes of any registered environment family: the mean of each environment's
+    headline scores and health counters (no published anchors)."""
+    from silicolab.cli.bench import Connection, run_bench_episodes
+
+    run_bench_episodes(
+        settings={"env": env, "agent": agent, "model": model, "seeds": seeds},
+        **_bench_flow(
+            ctx, Connection(config, base_url, api_key_env), jobs, resume, runs_dir, json_out
+        ),
+    )
+
+
+def _bench_flow(
+    ctx: typer.Context,
+    connection: Any,
+    jobs: int,
+    resume: bool,
+    runs_dir: Path | None,
+    json_out: bool,
+) -> dict[str, Any]:
+    """The options every bench command passes on, with the names the user typed."""
+    from silicolab.cli.bench import typed_options
+
+    return {
+        "connection": connection,
+        "jobs": jobs,
+        "explicit": typed_options(ctx),
+        "resume": resume,
+        "runs_dir": runs_dir,
+        "config": connection.config,
+        "json_out": json_out,
+    }
 
 
 @sim_app.command("run")

@@ -1,8 +1,20 @@
-"""``silicolab bench discovery``: our numbers beside the published tables."""
+"""``silicolab bench ...``: one flow for every bench, beside the published tables.
+
+Each command validates its fixed-value options before any run directory exists, opens the
+run with :func:`silicolab.runs.open_run` (``--resume`` continues the latest run of that
+bench with its stored settings and refuses typed options that contradict them; a finished
+run is never reopened: ``--resume`` then shows its results), builds the bench's frozen
+spec from the settings in use, loads each model by its role, runs the bench through
+:mod:`silicolab.bench.harness`, and renders with :mod:`silicolab.report.bench`. A run
+whose every step failed in some unit ends ``degraded``: the health line goes to stderr
+and the command exits :data:`~silicolab.runs.DEGRADED_EXIT`.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,18 +23,39 @@ import typer
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
+#: Old scientist names the CLI still accepts, with the one-line note it prints.
+AGENT_ALIASES = {"boed": "reference", "react": "llm"}
 
-def open_run(root: Path, kind: str, *, resume: bool, **create: Any) -> Any:
-    """The latest ``kind`` run under ``root`` for ``--resume`` (a clear error when there is
-    none), else a new run made with ``create`` (slug, config, seed)."""
-    from silicolab.runs import Run
 
-    if resume:
-        run = Run.latest(root, kind=kind)
-        if run is None:
-            raise InputError(f"no {kind} run under {root} to resume; drop --resume")
-        return run
-    return Run.create(root, kind=kind, **create)
+@dataclass(frozen=True)
+class Connection:
+    """How to reach the models: the config file and the command-line overrides of the
+    scientist's server (they never reach another role)."""
+
+    config: Path | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+    def model(self, role: str, spec: str | None) -> Any:
+        from silicolab.llm.roles import role_model
+
+        server = {"base_url": self.base_url, "api_key_env": self.api_key_env}
+        if role != "scientist":
+            server = {}
+        return role_model(role, load_settings(self.config), spec=spec, **server)
+
+
+def typed_options(ctx: Any) -> set[str]:
+    """The parameter names the user typed (command line or environment variable).
+
+    Compares the parameter source by name, so it works with typer's own copy of click as
+    well as with click."""
+    typed = {"COMMANDLINE", "ENVIRONMENT"}
+    return {
+        p.name
+        for p in ctx.command.params
+        if p.name and getattr(ctx.get_parameter_source(p.name), "name", None) in typed
+    }
 
 
 def split_list(value: str, what: str) -> list[str]:
@@ -33,62 +66,136 @@ def split_list(value: str, what: str) -> list[str]:
     return items
 
 
-def run_bench_discovery(
+def agent_name(agent: str, known: str) -> str:
+    """``agent`` checked against reference/random/llm (old names accepted with a note)."""
+    if agent in AGENT_ALIASES:
+        typer.echo(f"note: --agent {agent} is now called {AGENT_ALIASES[agent]}", err=True)
+        agent = AGENT_ALIASES[agent]
+    if agent not in ("reference", "random", "llm"):
+        raise InputError(f"--agent {agent!r}: use {known}")
+    return agent
+
+
+def choice(value: str, option: str, allowed: Iterable[str]) -> str:
+    """``value`` if it is one of ``allowed``, else an InputError naming them."""
+    allowed = list(allowed)
+    if value not in allowed:
+        raise InputError(f"{option} {value!r}: use one of {', '.join(allowed)}")
+    return value
+
+
+def run_bench(
+    name: str,
+    settings: dict[str, Any],
     *,
-    methods: str,
-    datasets: str,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    jobs: int,
+    check: Callable[[dict[str, Any]], None],
+    execute: Callable[[dict[str, Any], Any], tuple[Any, Any]],
+    explicit: Iterable[str],
     resume: bool,
     runs_dir: Path | None,
     config: Path | None,
     json_out: bool,
+    slug: str,
 ) -> dict[str, Any]:
-    """Run the benchmark (resumably) and print the comparison table."""
-    from silicolab.bench.discovery import run_discovery_bench
-    from silicolab.cli.discover import llm_model
-    from silicolab.discovery import registry
+    """The flow every bench command shares (module docstring). ``check(settings)``
+    validates; ``execute(settings, run)`` returns ``(table, view)``."""
+    from silicolab.runs import DEGRADED_EXIT, Run, open_run
 
-    method_list = split_list(methods, "methods")
-    dataset_list = (
-        ["auto_mpg", "dwd_climate", "sachs"]
-        if datasets == "all"
-        else split_list(datasets, "datasets")
-    )
-    for name in method_list:
-        registry.get(name)
-    needs_llm = [m for m in method_list if m in registry.available("llm")]
-    if needs_llm and not model:
-        raise InputError(
-            f"{', '.join(needs_llm)} need a language model: add --model SPEC "
-            "(and --base-url for a local server)"
-        )
-    llm = llm_model(model, base_url, api_key_env, config) if needs_llm else None
+    check(settings)
     root = runs_dir or Path(load_settings(config).runs_dir)
-    run = open_run(
-        root,
-        "bench-discovery",
-        resume=resume,
-        slug="-".join(method_list)[:40],
-        config={
-            "methods": method_list,
-            "datasets": dataset_list,
-            "model": getattr(llm, "spec", None),
-        },
-    )
+    kind = f"bench-{name}"
+    if resume:
+        latest = Run.latest(root, kind=kind)
+        if latest is not None and latest.status == "finished":
+            return _show_finished(latest, settings, explicit, json_out)
+    run, used = open_run(root, kind, settings=settings, explicit=explicit, resume=resume, slug=slug)
+    check(used)
     with run:
-        table = run_discovery_bench(method_list, dataset_list, model=llm, run=run, jobs=jobs)
+        table, view = execute(used, run)
         rows = json.loads(table.to_json(orient="records"))
-        record = {"rows": rows, "usage": llm.ledger.summary() if llm is not None else None}
+        health = table.attrs.get("health")
+        record = {"settings": used, "rows": rows, "usage": table.attrs.get("usage")}
+        if health is not None:
+            record["health"] = health.to_dict()
         run.write_record(record)
-        run.write_report("# Causal discovery benchmark\n\n" + markdown_table(table) + "\n")
+        run.write_report(view.markdown(table))
+        status = run.finish(health)
     if json_out:
-        typer.echo(json.dumps({"run_dir": str(run.path), "rows": rows}))
+        typer.echo(json.dumps({"run_dir": str(run.path), "status": status, "rows": rows}))
     else:
-        _print_table(table, run.path)
+        view.print(table, run.path)
+    if status == "degraded":
+        typer.echo(health.summary_line(), err=True)
+        raise typer.Exit(DEGRADED_EXIT)
     return {"run_dir": str(run.path), "rows": rows}
+
+
+def _show_finished(
+    run: Any, settings: Mapping[str, Any], explicit: Iterable[str], json_out: bool
+) -> dict[str, Any]:
+    """``--resume`` on a finished run: nothing to do; its stored rows are shown, the run
+    is left as it is. Typed options that differ from its settings are refused."""
+    stored = run.config
+    differ = [n for n in sorted(set(explicit)) if n in settings and settings[n] != stored.get(n)]
+    if differ:
+        given = "; ".join(f"{n}={settings[n]} (stored: {stored.get(n)})" for n in differ)
+        raise InputError(
+            f"the latest run {run.path} is finished with other settings ({given}); "
+            "start a new run without --resume"
+        )
+    rows = (run.read_record() or {}).get("rows", [])
+    typer.echo(f"note: {run.path} is finished; nothing to resume, showing its results", err=True)
+    if json_out:
+        typer.echo(json.dumps({"run_dir": str(run.path), "status": run.status, "rows": rows}))
+    else:
+        typer.echo(run.path.joinpath("report.md").read_text(encoding="utf-8"))
+    return {"run_dir": str(run.path), "rows": rows}
+
+
+# -- discovery ---------------------------------------------------------------------------
+
+
+def run_bench_discovery(
+    *, settings: dict[str, Any], connection: Connection, jobs: int, **flow: Any
+) -> dict[str, Any]:
+    """Causal discovery on the SCP/MAC datasets (settings: methods, datasets, model)."""
+
+    def check(s: dict[str, Any]) -> None:
+        from silicolab.discovery import registry
+
+        methods = split_list(s["methods"], "methods")
+        for method in methods:
+            registry.get(method)
+        if s["datasets"] != "all":
+            split_list(s["datasets"], "datasets")
+        needs_llm = [m for m in methods if m in registry.available("llm")]
+        if needs_llm and not s["model"]:
+            raise InputError(
+                f"{', '.join(needs_llm)} need a language model: add --model SPEC "
+                "(and --base-url for a local server)"
+            )
+
+    def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
+        from silicolab.bench.discovery import DATASETS, DiscoveryBench, arun_discovery
+        from silicolab.bench.harness import sync
+        from silicolab.discovery import registry
+        from silicolab.report.bench import discovery_view
+
+        methods = split_list(s["methods"], "methods")
+        datasets = DATASETS if s["datasets"] == "all" else split_list(s["datasets"], "datasets")
+        bench = DiscoveryBench.build(methods, datasets, jobs=jobs)
+        llm = any(m in registry.available("llm") for m in methods)
+        model = connection.model("scientist", s["model"]) if llm else None
+        table = sync(arun_discovery(bench, model=model, run=run), twin="arun_discovery")
+        if model is not None:
+            table.attrs["usage"] = model.ledger.summary()
+        return table, discovery_view()
+
+    slug = settings["methods"].replace(",", "-")[:40]
+    return run_bench("discovery", settings, check=check, execute=execute, slug=slug, **flow)
+
+
+# -- CausaLab ----------------------------------------------------------------------------
 
 
 def expand_suites(value: str) -> list[str]:
@@ -116,238 +223,140 @@ def expand_suites(value: str) -> list[str]:
 
 
 def run_bench_causalab(
-    *,
-    suite: str,
-    agent: str,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    episodes: int,
-    jobs: int,
-    verify: str,
-    fidelity: str,
-    seed: int,
-    resume: bool,
-    runs_dir: Path | None,
-    config: Path | None,
-    json_out: bool,
+    *, settings: dict[str, Any], connection: Connection, jobs: int, **flow: Any
 ) -> dict[str, Any]:
-    """Run the CausaLab benchmark (resumably) and print ours beside the paper's numbers."""
-    from silicolab.bench.causalab import run_causalab_bench
-    from silicolab.cli.discover import llm_model
+    """The CausaLab crystal lab (settings: suite, agent, model, episodes, verify,
+    fidelity, seed), beside the paper's numbers."""
+    from silicolab.envs import FIDELITIES
 
-    suites = expand_suites(suite)
-    if agent not in ("reference", "random", "llm"):
-        raise InputError(f"--agent {agent!r}: use reference, random or llm")
-    if agent == "llm" and not model:
-        raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
-    llm = llm_model(model, base_url, api_key_env, config) if agent == "llm" else None
-    root = runs_dir or Path(load_settings(config).runs_dir)
-    run = open_run(
-        root,
-        "bench-causalab",
-        resume=resume,
-        slug=f"{agent}-{suite}"[:40],
-        seed=seed,
-        config={
-            "suites": suites,
-            "agent": agent,
-            "episodes": episodes,
-            "verify": verify,
-            "fidelity": fidelity,
-            "model": getattr(llm, "spec", None),
-        },
-    )
-    columns = CAUSALAB_COLUMNS + ((("tokens", "tokens/ep"),) if llm is not None else ())
-    with run:
-        table = run_causalab_bench(
-            suites,
-            "react" if agent == "llm" else agent,
-            model=llm,
-            episodes=episodes,
+    settings["agent"] = agent_name(settings["agent"], "reference, random or llm")
+
+    def check(s: dict[str, Any]) -> None:
+        from silicolab.scientists.causalab import VERIFY_MODES
+
+        expand_suites(s["suite"])
+        choice(s["verify"], "--verify", VERIFY_MODES)
+        choice(s["fidelity"], "--fidelity", FIDELITIES)
+        if s["agent"] == "llm" and not s["model"]:
+            raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
+
+    def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
+        from silicolab.bench.causalab import CausaLabBench, arun_causalab
+        from silicolab.bench.harness import sync
+        from silicolab.report.bench import causalab_view
+
+        bench = CausaLabBench(
+            suites=tuple(expand_suites(s["suite"])),
+            agent=s["agent"],
+            episodes=s["episodes"],
+            verify=s["verify"],
+            fidelity=s["fidelity"],
+            seed=s["seed"],
             jobs=jobs,
-            run=run,
-            verify=verify,
-            fidelity=fidelity,
-            seed=seed,
         )
-        rows = json.loads(table.to_json(orient="records"))
-        run.write_record({"rows": rows, "usage": table.attrs.get("usage")})
-        compared = ", ".join(sorted({str(m) for m in table.get("published_model", []) if m}))
-        run.write_report(
-            "# CausaLab benchmark\n\n"
-            + markdown_table(table, columns)
-            + f"\n\nPaper columns: {compared or 'no published numbers for these suites'}.\n"
-        )
-    if json_out:
-        typer.echo(json.dumps({"run_dir": str(run.path), "rows": rows}))
-    else:
-        title = f"CausaLab, {agent} agent, beside the paper ({compared or 'no anchor'})"
-        _print_table(table, run.path, columns, title)
-    return {"run_dir": str(run.path), "rows": rows}
+        model = connection.model("scientist", s["model"]) if s["agent"] == "llm" else None
+        table = sync(arun_causalab(bench, model=model, run=run), twin="arun_causalab")
+        return table, causalab_view(table, s["agent"], with_tokens=model is not None)
+
+    slug = f"{settings['agent']}-{settings['suite']}"[:40]
+    return run_bench("causalab", settings, check=check, execute=execute, slug=slug, **flow)
+
+
+# -- BoxingGym ---------------------------------------------------------------------------
+
+
+def boxinggym_pairs(value: str) -> Any:
+    """``"all"``, or the (env, goal) pairs of ``"dugongs,death_process:infection"``
+    checked against the paper's goals."""
+    from silicolab.bench.boxinggym import ENV_GOALS
+
+    if value == "all":
+        return "all"
+    pairs = [
+        tuple(i.split(":", 1)) if ":" in i else (i, "direct") for i in split_list(value, "env")
+    ]
+    known = sorted(f"{e}:{g}" for e, g in ENV_GOALS)
+    for pair in pairs:
+        if pair not in ENV_GOALS:
+            raise InputError(
+                f"unknown environment/goal {':'.join(pair)!r}; choose from {', '.join(known)}"
+            )
+    return pairs
 
 
 def run_bench_boxinggym(
-    *,
-    env: str,
-    agent: str,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    seeds: int,
-    prior: bool,
-    communicate: bool,
-    participant_model: str | None,
-    jobs: int,
-    fidelity: str,
-    resume: bool,
-    runs_dir: Path | None,
-    config: Path | None,
-    json_out: bool,
+    *, settings: dict[str, Any], connection: Connection, jobs: int, **flow: Any
 ) -> dict[str, Any]:
-    """Run the BoxingGym benchmark (resumably) and print ours beside the paper's tables."""
-    from silicolab.bench.boxinggym import run_boxinggym_bench
-    from silicolab.cli.discover import llm_model
+    """BoxingGym (settings: env, agent, model, seeds, prior, communicate,
+    participant_model, fidelity), beside the paper's Tables 1-3."""
+    from silicolab.envs import FIDELITIES
 
-    if agent not in ("boed", "random", "llm"):
-        raise InputError(f"--agent {agent!r}: use boed (reference Bayesian), random or llm")
-    if agent == "llm" and not model:
-        raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
-    envs: Any = (
-        "all"
-        if env == "all"
-        else [tuple(item.split(":", 1)) if ":" in item else item for item in split_list(env, "env")]
+    settings["agent"] = agent_name(
+        settings["agent"], "reference (the greedy-EIG Bayesian designer, once boed), random or llm"
     )
-    if envs != "all":
-        from silicolab.bench.boxinggym import ENV_GOALS
 
-        known = sorted({f"{e}:{g}" for e, g in ENV_GOALS})
-        for item in envs:
-            pair = item if isinstance(item, tuple) else (item, "direct")
-            if tuple(pair) not in ENV_GOALS:
-                raise InputError(
-                    f"unknown environment/goal {':'.join(pair)!r}; choose from {', '.join(known)}"
-                )
-    llm = llm_model(model, base_url, api_key_env, config) if agent == "llm" else None
-    participant = None
-    if participant_model:
-        from silicolab.llm.roles import model_for_role
+    def check(s: dict[str, Any]) -> None:
+        boxinggym_pairs(s["env"])
+        choice(s["fidelity"], "--fidelity", FIDELITIES)
+        if s["agent"] == "llm" and not s["model"]:
+            raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
 
-        participant = {
-            "llm": model_for_role("subject", load_settings(config), spec=participant_model)
-        }
-    root = runs_dir or Path(load_settings(config).runs_dir)
-    run = open_run(
-        root,
-        "bench-boxinggym",
-        resume=resume,
-        slug=f"{agent}-{env}"[:40],
-        config={
-            "env": env,
-            "agent": agent,
-            "seeds": seeds,
-            "prior": prior,
-            "communicate": communicate,
-            "participant_model": participant_model,
-            "fidelity": fidelity,
-            "model": getattr(llm, "spec", None),
-        },
-    )
-    columns = BOXINGGYM_COLUMNS + (
-        (("after_comm", "after comm."), ("paper_after_comm", "paper")) if communicate else ()
-    )
-    with run:
-        table = run_boxinggym_bench(
-            envs,
-            agent,
-            model=llm,
-            seeds=seeds,
-            prior=prior,
+    def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
+        from silicolab.bench.boxinggym import BoxingGymBench, Models, arun_boxinggym
+        from silicolab.bench.harness import sync
+        from silicolab.report.bench import boxinggym_view
+
+        bench = BoxingGymBench.build(
+            boxinggym_pairs(s["env"]),
+            s["agent"],
+            seeds=s["seeds"],
+            prior=s["prior"],
+            communicate=s["communicate"],
+            fidelity=s["fidelity"],
             jobs=jobs,
-            run=run,
-            communicate=communicate,
-            fidelity=fidelity,
-            env_options=participant,
         )
-        rows = json.loads(table.to_json(orient="records"))
-        run.write_record({"rows": rows, "usage": table.attrs.get("usage")})
-        run.write_report(
-            "# BoxingGym benchmark\n\nStandardized error (lower is better; "
-            "negative beats the prior-mean predictor) and EI regret.\n\n"
-            + markdown_table(table, columns)
-            + "\n"
+        scientist = connection.model("scientist", s["model"]) if s["agent"] == "llm" else None
+        participant = s["participant_model"]
+        speak = {"llm": connection.model("participant", participant)} if participant else None
+        models = Models(scientist=scientist, env_options=speak)
+        table = sync(arun_boxinggym(bench, models=models, run=run), twin="arun_boxinggym")
+        return table, boxinggym_view(s["agent"], s["communicate"])
+
+    slug = f"{settings['agent']}-{settings['env']}"[:40]
+    return run_bench("boxinggym", settings, check=check, execute=execute, slug=slug, **flow)
+
+
+# -- any environment family ------------------------------------------------------------
+
+
+def run_bench_episodes(
+    *, settings: dict[str, Any], connection: Connection, jobs: int, **flow: Any
+) -> dict[str, Any]:
+    """Any registered environment family (settings: env, agent, model, seeds)."""
+    settings["agent"] = agent_name(settings["agent"], "reference, random or llm")
+
+    def check(s: dict[str, Any]) -> None:
+        from silicolab.scientists import family_of
+
+        for env in split_list(s["env"], "env"):
+            family_of(env)
+        if s["agent"] == "llm" and not s["model"]:
+            raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
+
+    def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
+        from silicolab.bench.episodes import EpisodesBench, arun_episodes
+        from silicolab.bench.harness import sync
+        from silicolab.report.bench import episodes_view
+
+        bench = EpisodesBench(
+            envs=tuple(split_list(s["env"], "env")),
+            agent=s["agent"],
+            seeds=tuple(range(1, s["seeds"] + 1)),
+            jobs=jobs,
         )
-    if json_out:
-        typer.echo(json.dumps({"run_dir": str(run.path), "rows": rows}))
-    else:
-        _print_table(
-            table,
-            run.path,
-            columns,
-            f"BoxingGym, {agent} agent: standardized error and EI regret beside the "
-            "paper (GPT-4o, Table 1/3)",
-        )
-    return {"run_dir": str(run.path), "rows": rows}
+        model = connection.model("scientist", s["model"]) if s["agent"] == "llm" else None
+        table = sync(arun_episodes(bench, model=model, run=run), twin="arun_episodes")
+        return table, episodes_view(table)
 
-
-#: (column, heading) of the printed BoxingGym comparison.
-BOXINGGYM_COLUMNS = (
-    ("env", "environment"),
-    ("goal", "goal"),
-    ("seeds", "seeds"),
-    ("before", "before"),
-    ("paper_before", "paper"),
-    ("after", "after 10"),
-    ("paper_after", "paper"),
-    ("regret", "EI regret"),
-    ("paper_regret", "paper"),
-)
-
-
-#: (column, heading) of the printed CausaLab comparison (short: it must fit a terminal).
-CAUSALAB_COLUMNS = (
-    ("suite", "suite"),
-    ("episodes", "n"),
-    ("accuracy", "acc %"),
-    ("published_accuracy", "paper"),
-    ("all_edge_f1", "edge F1"),
-    ("published_all_edge_f1", "paper"),
-    ("shd", "SHD"),
-    ("published_shd", "paper"),
-    ("weight_f1", "weight F1"),
-    ("root_f1", "root F1"),
-    ("budget_used", "used"),
-)
-
-#: (column, heading) of the printed comparison; the record keeps every column.
-COLUMNS = (
-    ("method", "method"),
-    ("dataset", "dataset"),
-    ("model", "model"),
-    ("shd", "SHD"),
-    ("nhd_truncated", "NHD"),
-    ("published_shd", "paper SHD"),
-    ("published_nhd", "paper NHD"),
-    ("match", "match"),
-    ("f1", "F1"),
-    ("runtime_s", "seconds"),
-    ("tokens", "tokens"),
-)
-
-
-def markdown_table(table: Any, columns: Any = None) -> str:
-    """The comparison as a Markdown table (the discovery columns unless ``columns``)."""
-    from silicolab.report import markdown_table as render
-
-    return render(table, columns or COLUMNS)
-
-
-def _print_table(
-    table: Any,
-    path: Path,
-    columns: Any = None,
-    title: str = "causal discovery: ours beside the MAC paper (arXiv 2407.15073 v2)",
-) -> None:
-    from silicolab.report import print_table
-
-    print_table(table, columns or COLUMNS, title=title, footer=[f"run directory: {path}"])
+    slug = f"{settings['agent']}-{settings['env']}"[:40]
+    return run_bench("episodes", settings, check=check, execute=execute, slug=slug, **flow)

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from silicolab.core.errors import ConfigError
 
 #: The roles a model can be configured for. Unset roles use ``default``.
-ROLES = ("default", "scientist", "subject", "coordinator", "judge", "parser")
+ROLES = ("default", "scientist", "subject", "participant", "coordinator", "judge", "parser")
 CONFIG_FILE = "silicolab.yaml"
 DEFAULT_SPEC = "scripted"
 DEFAULT_CACHE = ".silicolab/llm-cache.sqlite"

@@ -1,4 +1,12 @@
-"""Models by role (default, scientist, subject, coordinator, judge, parser) from settings."""
+"""Models by role from settings: each part of silicolab asks for the role it plays.
+
+``scientist`` designs experiments or discovers graphs (CausaLab, BoxingGym and MAC
+scientists, the BoxingGym novice); ``subject`` speaks for simulated people in studies and
+simulations; ``participant`` for the simulated participants of an environment (BoxingGym's
+emotion and moral machines); ``coordinator`` runs conversations; ``judge`` decides debates;
+``parser`` turns free text into typed answers; ``default`` is the fallback of every unset
+role. See ``docs/llm.md``.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +30,27 @@ def model_for_role(role: str, settings: Settings | None = None, **overrides: Any
         options = {"cache_path": options["cache_path"]}  # the role's server settings don't apply
     options.update(overrides)
     return load_model(spec or entry.spec, **options)
+
+
+def role_model(
+    role: str,
+    settings: Settings | None = None,
+    *,
+    spec: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+) -> LanguageModel:
+    """The model of ``role`` with the command-line overrides that were given (None: the
+    configured value). A command that loads models for several roles calls this once per
+    role, so a ``--model`` meant for the scientist never reaches the subjects."""
+    overrides: dict[str, Any] = {}
+    if spec:
+        overrides["spec"] = spec
+    if base_url:
+        overrides["base_url"] = base_url
+    if api_key_env:
+        overrides["api_key_env"] = api_key_env
+    return model_for_role(role, settings, **overrides)
 
 
 def describe_roles(settings: Settings | None = None) -> list[dict[str, Any]]:

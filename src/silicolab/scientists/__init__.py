@@ -1,6 +1,22 @@
 """Scientist agents that design experiments on hidden models and recover them.
 
-CausaLab scientists live in :mod:`silicolab.scientists.causalab`: an LLM ReAct scientist
-(DSL records, repair loop, optional verification step), the reference interventional
-scientist (no LLM) and a random baseline, all played by the same episode runner.
+One protocol for all families (:class:`Scientist`: ``agent`` and ``model_label``, plus the
+hooks of its family's episode player), one registry (each environment's spec names its
+:class:`Family`), the same names everywhere (``reference``, ``random``, ``llm``), and one
+runner: :func:`run_episode` -> :class:`EpisodeRecord`. CausaLab's scientists live in
+:mod:`silicolab.scientists.causalab`, BoxingGym's in :mod:`silicolab.scientists.boxinggym`.
 """
+
+from silicolab.scientists.base import SCIENTISTS, Family, Scientist, family_of, make_scientist
+from silicolab.scientists.episode import EpisodeRecord, arun_episode, run_episode
+
+__all__ = [
+    "SCIENTISTS",
+    "EpisodeRecord",
+    "Family",
+    "Scientist",
+    "arun_episode",
+    "family_of",
+    "make_scientist",
+    "run_episode",
+]

@@ -182,15 +182,3 @@ def test_faithful_pseudo_eig_is_much_smaller() -> None:
     env = make_death_process(seed=3, fidelity="faithful")
     eig = nmc_eig(env, [1.0], rng=np.random.default_rng(0))[0]
     assert 0 < eig < 0.2 * env.exact_eig(1.0)
-
-
-def test_determinism_under_seed() -> None:
-    a, b = make_death_process(seed=11), make_death_process(seed=11)
-    assert a.theta["theta"][0] == b.theta["theta"][0]
-    assert [a.run("0.7") for _ in range(3)] == [b.run("0.7") for _ in range(3)]
-    a.reset()
-    assert a.data == [] and a.theta["theta"][0] == b.theta["theta"][0]
-    c = make_death_process(seed=12)
-    assert c.theta["theta"][0] != b.theta["theta"][0]
-    record = a.to_record()
-    assert record["env"] == "boxinggym/death_process" and record["params"]["N"] == 50

@@ -19,6 +19,7 @@ live in :mod:`silicolab.envs.boxinggym.posterior` and are re-exported here.
 from __future__ import annotations
 
 import math
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,18 +29,33 @@ import numpy as np
 
 from silicolab.core import seeding
 from silicolab.core.errors import InputError
+from silicolab.envs.base import FIDELITIES, EnvSpec, Fidelity, GoalKind, check_fidelity
 from silicolab.envs.boxinggym.posterior import (
     grid_posterior,
     importance_posterior,
     smc_posterior,
     systematic_resample,
 )
+from silicolab.envs.boxinggym.text import (
+    ANSWER_FORMAT,
+    NAIVE_KNOWLEDGE_HEADER,
+    OBSERVE_FORMAT,
+    communication_prompt,
+    naive_message,
+    to_jsonable,
+)
+from silicolab.envs.errors import InvalidAction
 
 Theta = dict[str, np.ndarray]
-Fidelity = Literal["fixed", "faithful"]
-FIDELITIES: tuple[str, ...] = ("fixed", "faithful")
+#: BoxingGym's name for the refusal error every environment raises (one class).
+InvalidDesign = InvalidAction
 __all__ = [
+    "ANSWER_FORMAT",
+    "FIDELITIES",
+    "NAIVE_KNOWLEDGE_HEADER",
+    "OBSERVE_FORMAT",
     "BoxingEnv",
+    "Fidelity",
     "Goal",
     "InvalidDesign",
     "Question",
@@ -60,17 +76,6 @@ __all__ = [
 class PosteriorUnavailable(RuntimeError):
     """The environment cannot sample a posterior for these data (e.g. deterministic
     observations that no parameter value reproduces); the message says why."""
-
-
-class InvalidDesign(Exception):
-    """A design the environment refuses; ``message`` is exactly the text the agent sees.
-
-    A refused try costs no experiment step.
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -100,55 +105,6 @@ class Score:
     n_missing: int
 
 
-# --- shared prompt text -------------------------------------------------------------------------
-
-OBSERVE_FORMAT = (
-    "Write your reasoning inside <thought></thought> tags and the experiment you choose inside "
-    "<observe></observe> tags."
-)
-ANSWER_FORMAT = (
-    "When you are asked a question, reply inside <answer></answer> tags with only the answer "
-    "in the format requested."
-)
-NAIVE_KNOWLEDGE_HEADER = "Here is what you know about the environment:\n"
-
-
-def communication_prompt(word_limit: int = 200, extra: str = "") -> str:
-    """The request for an explanation a novice can predict from (discovery protocol).
-
-    Paraphrases the published request: the novice has no prior knowledge, cannot experiment,
-    and predicts only from the explanation, which is limited to ``word_limit`` words.
-    """
-    text = (
-        "Now explain what you have learned about the environment to someone who knows nothing "
-        "about it and will not be able to run any experiments before making predictions. They "
-        "will predict using only your explanation, so be as specific and quantitative as you "
-        "can; you cannot pass on your own experiments or observations. "
-        f"Use at most {word_limit} words."
-    )
-    return f"{text} {extra}".strip() if extra else text
-
-
-def naive_message(task: str, answer_format: str = ANSWER_FORMAT) -> str:
-    """A novice's system message: the task and answer format, then the knowledge header to
-    which the scientist's explanation is appended."""
-    parts = [p.strip() for p in (task, answer_format) if p and p.strip()]
-    return "\n".join(parts) + "\n" + NAIVE_KNOWLEDGE_HEADER
-
-
-def to_jsonable(value: Any) -> Any:
-    """``value`` with numpy scalars/arrays and tuples turned into JSON-ready Python objects."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_jsonable(v) for v in value]
-    return value
-
-
 # --- goals --------------------------------------------------------------------------------------
 
 
@@ -163,7 +119,7 @@ class Goal(ABC):
     name: ClassVar[str]
     norm_mu: ClassVar[float]
     norm_sigma: ClassVar[float]
-    kind: ClassVar[Literal["error", "accuracy"]] = "error"
+    kind: ClassVar[GoalKind] = "error"
     num_evals: ClassVar[int] = 10
     #: published clip of the raw mean error before z-scoring (location direct: (0, 10000)).
     raw_clip: ClassVar[tuple[float, float] | None] = None
@@ -176,10 +132,15 @@ class Goal(ABC):
     def system_message(self, include_prior: bool) -> str:
         """The scientist's system prompt (domain story with prior, abstract without)."""
 
+    #: the goal sentence with the prior and without it (or override :meth:`task_text`).
+    task_texts: ClassVar[tuple[str, str] | None] = None
+
     def task_text(self, include_prior: bool) -> str:
-        """The goal sentence(s) a novice gets; override to use the default
-        :meth:`naive_system_message`."""
-        raise NotImplementedError(f"{type(self).__name__} defines no task_text")
+        """The goal sentence(s) a novice gets (:attr:`task_texts`); the default
+        :meth:`naive_system_message` uses it."""
+        if self.task_texts is None:
+            raise NotImplementedError(f"{type(self).__name__} defines no task_text")
+        return self.task_texts[0 if include_prior else 1]
 
     def naive_system_message(self, include_prior: bool) -> str:
         """The novice's system prompt; the explanation is appended after it."""
@@ -271,6 +232,13 @@ class BoxingEnv(ABC):
 
     name: ClassVar[str]
     goals: ClassVar[tuple[str, ...]]
+    #: the names of the goals' :class:`Goal` classes in the env's module, in the order of
+    #: ``goals``, from which the default :meth:`make_goal` builds one.
+    goal_classes: ClassVar[tuple[str, ...]] = ()
+    #: the attributes :meth:`params` lists (the env's configuration constants).
+    param_names: ClassVar[tuple[str, ...]] = ()
+    #: the registration record, set by :func:`silicolab.envs.make`.
+    spec: EnvSpec | None = None
     #: faithful NMC inner-block layout: "after_outer" = indices N + n*M..., "from_start" = n*M...
     nmc_inner_layout: ClassVar[Literal["after_outer", "from_start"]] = "after_outer"
     #: False for an environment without an EIG (predator-prey); nmc_eig then raises.
@@ -290,8 +258,7 @@ class BoxingEnv(ABC):
         fidelity: str = "fixed",
         seed: int | None = 0,
     ) -> None:
-        if fidelity not in FIDELITIES:
-            raise InputError(f"fidelity must be one of {list(FIDELITIES)}; got {fidelity!r}")
+        check_fidelity(fidelity)
         if goal not in self.goals:
             raise InputError(
                 f"{self.name} has goals {list(self.goals)}; got {goal!r} - pick one of those"
@@ -304,6 +271,20 @@ class BoxingEnv(ABC):
         self.posterior_cache: Any = None  # an eig.PosteriorCache, created on first use
         self.reset(seed)
         self.goal: Goal = self.make_goal(goal)
+
+    @classmethod
+    def factory(
+        cls,
+        *,
+        goal: str = "direct",
+        prior: bool = True,
+        fidelity: Fidelity = "fixed",
+        seed: int | None = 0,
+        **params: Any,
+    ) -> BoxingEnv:
+        """The environment from the registry's keywords: ``prior`` is ``include_prior``,
+        ``params`` are the class's own options (an unknown one is a ``TypeError``)."""
+        return cls(goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **params)
 
     # lifecycle --------------------------------------------------------------------------------
     def rng_for(self, *role: str | int) -> np.random.Generator:
@@ -322,9 +303,17 @@ class BoxingEnv(ABC):
         self.rng = self.rng_for("outcomes")
         self.data = []
 
-    @abstractmethod
     def make_goal(self, name: str) -> Goal:
         """The :class:`Goal` called ``name`` (one of ``goals``) for this env."""
+        if not self.goal_classes:
+            raise NotImplementedError(f"{type(self).__name__} names no goal classes")
+        class_name = self.goal_classes[self.goals.index(name)]
+        for klass in type(self).__mro__:  # the module that declared goal_classes
+            goal_type = getattr(sys.modules.get(klass.__module__), class_name, None)
+            if goal_type is not None:
+                goal: Goal = goal_type(self)
+                return goal
+        raise NotImplementedError(f"no goal class {class_name!r} for {type(self).__name__}")
 
     def describe(self) -> str:
         """The scientist's system message for this env's goal and prior flag."""
@@ -431,15 +420,20 @@ class BoxingEnv(ABC):
         rng: np.random.Generator,
         data: Sequence[tuple[Any, Any]] | None = None,
     ) -> Theta:
-        """``n`` samples from ``p(theta | data)`` (default ``self.data``).
-
-        Default: exact prior samples without data, else self-normalised importance sampling
-        from the prior with systematic resampling (:func:`importance_posterior`). Override with
-        an exact, grid or MCMC sampler when the likelihood is peaked.
-        """
+        """``n`` samples from ``p(theta | data)`` (default ``self.data``): exact prior
+        samples without data, else :meth:`sample_posterior`."""
         data = self.data if data is None else data
         if not data:
             return self.prior_sample(n, rng)
+        return self.sample_posterior(n, rng, data)
+
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
+    ) -> Theta:
+        """``n`` samples from ``p(theta | data)`` for non-empty ``data``: self-normalised
+        importance sampling from the prior with systematic resampling
+        (:func:`importance_posterior`). Override with an exact, grid or MCMC sampler when
+        the likelihood is peaked."""
         return importance_posterior(self, n, rng, data)
 
     def exact_eig(self, design: Any, data: Sequence[tuple[Any, Any]] | None = None) -> float | None:
@@ -466,8 +460,8 @@ class BoxingEnv(ABC):
 
     # records ----------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
-        """The env's configuration constants (for records); override to list them."""
-        return {}
+        """The env's configuration constants (for records): :attr:`param_names`."""
+        return {name: getattr(self, name) for name in self.param_names}
 
     def to_record(self) -> dict[str, Any]:
         """A JSON-ready description: id, goal, prior flag, fidelity, seed, theta, data."""

@@ -27,9 +27,8 @@ posterior; in faithful mode it is therefore *not* what the faithful estimator ta
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -48,7 +47,6 @@ from silicolab.envs.boxinggym.base import (
 UPPER = 2.0  # hard-coded upstream
 GRID_CELLS = 4000
 EIG_GRID_CELLS = 1500
-_COMMENT = re.compile(r"\(.*\)\s*$")
 
 
 def infected_probability(theta: np.ndarray, t: float | np.ndarray) -> np.ndarray:
@@ -74,6 +72,8 @@ class DeathProcess(BoxingEnv):
 
     name = "death_process"
     goals = ("direct", "infection")
+    goal_classes = ("DirectGoal", "InfectionGoal")
+    param_names = ("N", "mu", "sigma", "lower_bound")
     nmc_inner_layout = "from_start"
 
     def __init__(
@@ -88,32 +88,16 @@ class DeathProcess(BoxingEnv):
         self.N = int(N)
         self.mu = float(mu)
         self.sigma = float(sigma)
-        self.lower = float(lower_bound)
+        self.lower = self.lower_bound = float(lower_bound)
         self.upper = UPPER
         a, b = (self.lower - self.mu) / self.sigma, (self.upper - self.mu) / self.sigma
         self.prior = stats.truncnorm(a, b, loc=self.mu, scale=self.sigma)
         super().__init__(**kwargs)
 
-    def params(self) -> dict[str, Any]:
-        """The configuration constants."""
-        return {"N": self.N, "mu": self.mu, "sigma": self.sigma, "lower_bound": self.lower}
-
-    def make_goal(self, name: str) -> Goal:
-        """The goal object for ``name``."""
-        return DirectGoal(self) if name == "direct" else InfectionGoal(self)
-
     # text interface ---------------------------------------------------------------------------
     def validate(self, design_text: str) -> float:
         """A time in (0, 2); fixed mode also accepts ``[0.5]`` and a trailing ``(comment)``."""
-        text = str(design_text).strip()
-        if self.fidelity == "fixed":
-            text = parsing.strip_brackets(_COMMENT.sub("", text))
-        try:
-            t = float(text)
-        except ValueError:
-            raise InvalidDesign("Error: The input must be a float.") from None
-        if not np.isfinite(t):
-            raise InvalidDesign("Error: The input must be a float.")
+        t = parsing.design_float(design_text, self.fidelity, "Error: The input must be a float.")
         if t <= 0:
             raise InvalidDesign("Error: The input must be greater than 0.")
         if t >= self.upper:
@@ -186,15 +170,11 @@ class DeathProcess(BoxingEnv):
         w = np.exp(log_w - log_w.max())
         return mids, w / w.sum(), width
 
-    def posterior_sample(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        data: Sequence[tuple[Any, Any]] | None = None,
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Exact draws from the grid posterior (prior draws when there is no data)."""
-        data = self.data if data is None else data
-        if not data or not self._conditions_on_data():
+        if not self._conditions_on_data():
             return self.prior_sample(n, rng)
         mids, w, width = self.grid_posterior(data)
         cell = rng.choice(mids.size, size=n, p=w)
@@ -239,15 +219,12 @@ class DirectGoal(Goal):
     name = "direct"
     norm_mu = 222.2998
     norm_sigma = 189.76853880440774
-    kind: Literal["error", "accuracy"] = "error"
-    num_evals = 10
     env: DeathProcess
 
-    def task_text(self, include_prior: bool) -> str:
-        """The goal sentence."""
-        if include_prior:
-            return "Your goal is to predict the number of infected individuals at a given time."
-        return "Your goal is to predict the integer response for a given input."
+    task_texts = (
+        "Your goal is to predict the number of infected individuals at a given time.",
+        "Your goal is to predict the integer response for a given input.",
+    )
 
     def system_message(self, include_prior: bool) -> str:
         """The scientist's prompt."""
@@ -340,13 +317,5 @@ class InfectionGoal(DirectGoal):
         return float(self.env.prior.mean())
 
 
-def make_death_process(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: Literal["fixed", "faithful"] = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> DeathProcess:
-    """The death-process environment (registered as ``boxinggym/death_process``)."""
-    return DeathProcess(goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params)
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_death_process = DeathProcess.factory

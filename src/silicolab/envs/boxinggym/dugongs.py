@@ -23,9 +23,8 @@ Fidelity: ``faithful`` conditions the posterior on a Normal likelihood *without*
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -44,7 +43,6 @@ from silicolab.envs.boxinggym.base import (
 
 NOISE = 0.25
 X_LOW, X_HIGH = 0.0, 5.0
-_COMMENT = re.compile(r"\(.*\)\s*$")
 _LOG_2PI_HALF = 0.5 * np.log(2 * np.pi)
 
 
@@ -174,6 +172,7 @@ class Dugongs(BoxingEnv):
 
     name = "dugongs"
     goals = ("direct",)
+    goal_classes = ("LengthGoal",)
 
     def __init__(
         self,
@@ -192,22 +191,10 @@ class Dugongs(BoxingEnv):
         a, b, lam = self.prior_mean
         return {"alpha_0": a, "beta_0": b, "lambda_0": lam, "sigma": NOISE}
 
-    def make_goal(self, name: str) -> Goal:
-        """The only goal: predict lengths."""
-        return LengthGoal(self)
-
     # text interface ---------------------------------------------------------------------------
     def validate(self, design_text: str) -> float:
         """An age in [0, 5]; fixed mode also accepts ``[2]`` and a trailing ``(comment)``."""
-        text = str(design_text).strip()
-        if self.fidelity == "fixed":
-            text = parsing.strip_brackets(_COMMENT.sub("", text))
-        try:
-            x = float(text)
-        except ValueError:
-            raise InvalidDesign("Input must be a float.") from None
-        if not np.isfinite(x):
-            raise InvalidDesign("Input must be a float.")
+        x = parsing.design_float(design_text, self.fidelity, "Input must be a float.")
         if x < X_LOW or x > X_HIGH:
             raise InvalidDesign("Input must be between 0 and 5.")
         return x
@@ -271,16 +258,10 @@ class Dugongs(BoxingEnv):
             )
         return np.where(z[:, 2] >= 0, lp + rho, -np.inf)
 
-    def posterior_sample(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        data: Sequence[tuple[Any, Any]] | None = None,
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Exact prior draws without data, else adaptive importance sampling (module doc)."""
-        data = self.data if data is None else data
-        if not data:
-            return self.prior_sample(n, rng)
         x = np.array([float(d) for d, _ in data])
         y = np.array([float(v) for _, v in data])
         density = normal_logpdf if self.fidelity == "faithful" else folded_normal_logpdf
@@ -311,15 +292,12 @@ class LengthGoal(Goal):
     name = "direct"
     norm_mu = 0.9058681693402041
     norm_sigma = 9.234192516908691
-    kind: Literal["error", "accuracy"] = "error"
-    num_evals = 10
     env: Dugongs
 
-    def task_text(self, include_prior: bool) -> str:
-        """The goal sentence."""
-        if include_prior:
-            return "Your goal is to predict the length of a dugong at a given age."
-        return "Your goal is to predict the float response to a given float input."
+    task_texts = (
+        "Your goal is to predict the length of a dugong at a given age.",
+        "Your goal is to predict the float response to a given float input.",
+    )
 
     def system_message(self, include_prior: bool) -> str:
         """The scientist's prompt."""
@@ -371,13 +349,5 @@ class LengthGoal(Goal):
         return self.bayes_answer(question, theta, np.random.default_rng(0))
 
 
-def make_dugongs(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: Literal["fixed", "faithful"] = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> Dugongs:
-    """The dugongs environment (registered as ``boxinggym/dugongs``)."""
-    return Dugongs(goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params)
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_dugongs = Dugongs.factory

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -77,6 +77,8 @@ class TemporalDiscount(BoxingEnv):
 
     name = "hyperbolic_temporal_discount"
     goals = ("direct", "discount")
+    goal_classes = ("ChoiceGoal", "DiscountGoal")
+    param_names = ("epsilon", "k_mean", "k_std", "alpha_scale")
     nmc_inner_layout = "from_start"
 
     def __init__(
@@ -94,19 +96,6 @@ class TemporalDiscount(BoxingEnv):
         self.alpha_scale = float(alpha_scale)
         self._grid_cache: dict[tuple[Any, ...], tuple[np.ndarray, ...]] = {}
         super().__init__(**kwargs)
-
-    def params(self) -> dict[str, Any]:
-        """The configuration constants."""
-        return {
-            "epsilon": self.epsilon,
-            "k_mean": self.k_mean,
-            "k_std": self.k_std,
-            "alpha_scale": self.alpha_scale,
-        }
-
-    def make_goal(self, name: str) -> Goal:
-        """The goal object for ``name``."""
-        return ChoiceGoal(self) if name == "direct" else DiscountGoal(self)
 
     # text interface ---------------------------------------------------------------------------
     def validate(self, design_text: str) -> Design:
@@ -207,16 +196,10 @@ class TemporalDiscount(BoxingEnv):
         self._grid_cache[key] = out
         return out
 
-    def posterior_sample(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        data: Sequence[tuple[Any, Any]] | None = None,
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Exact prior draws without data; otherwise exact draws from the grid posterior."""
-        data = self.data if data is None else data
-        if not data:
-            return self.prior_sample(n, rng)
         log_k, alpha, w, widths = self.grid(data)
         cell = rng.choice(w.size, size=n, p=w)
         jitter = (rng.uniform(size=(n, 2)) - 0.5) * widths
@@ -261,15 +244,13 @@ class ChoiceGoal(Goal):
     name = "direct"
     norm_mu = 0.5
     norm_sigma = 0.4692829610160591
-    kind: Literal["error", "accuracy"] = "accuracy"
-    num_evals = 10
+    kind = "accuracy"
     env: TemporalDiscount
 
-    def task_text(self, include_prior: bool) -> str:
-        """The goal sentence."""
-        if include_prior:
-            return "Your goal is to predict which reward the person chooses for given iR, dR, D."
-        return "Your goal is to predict the binary response for a given tuple."
+    task_texts = (
+        "Your goal is to predict which reward the person chooses for given iR, dR, D.",
+        "Your goal is to predict the binary response for a given tuple.",
+    )
 
     def system_message(self, include_prior: bool) -> str:
         """The scientist's prompt."""
@@ -341,7 +322,7 @@ class DiscountGoal(ChoiceGoal):
     name = "discount"
     norm_mu = 0.25  # published: k_std², the variance of log k (spec §15 item 12)
     norm_sigma = 4.3
-    kind: Literal["error", "accuracy"] = "error"
+    kind = "error"
     num_evals = 1
 
     def task_text(self, include_prior: bool) -> str:
@@ -376,15 +357,5 @@ class DiscountGoal(ChoiceGoal):
         return float(np.exp(self.env.k_mean + self.env.k_std**2 / 2))
 
 
-def make_hyperbolic_temporal_discount(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: Literal["fixed", "faithful"] = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> TemporalDiscount:
-    """The temporal-discounting env (registered as ``boxinggym/hyperbolic_temporal_discount``)."""
-    return TemporalDiscount(
-        goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params
-    )
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_hyperbolic_temporal_discount = TemporalDiscount.factory

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -83,6 +83,8 @@ class IRT(BoxingEnv):
 
     name = "irt"
     goals = ("direct",)
+    goal_classes = ("CorrectnessGoal",)
+    param_names = ("num_students", "num_questions", "mode")
 
     def __init__(
         self,
@@ -98,18 +100,6 @@ class IRT(BoxingEnv):
         self.num_questions = int(num_questions)
         self.mode = mode
         super().__init__(**kwargs)
-
-    def params(self) -> dict[str, Any]:
-        """The configuration constants."""
-        return {
-            "num_students": self.num_students,
-            "num_questions": self.num_questions,
-            "mode": self.mode,
-        }
-
-    def make_goal(self, name: str) -> Goal:
-        """The only goal: predict correctness."""
-        return CorrectnessGoal(self)
 
     def reset(self, seed: int | None = None) -> None:
         """Draw θ and the fixed response matrix; re-pick the held-out evaluation pairs."""
@@ -309,8 +299,6 @@ class CorrectnessGoal(Goal):
     name = "direct"
     norm_mu = 0.5
     norm_sigma = 0.5
-    kind: Literal["error", "accuracy"] = "error"
-    num_evals = 10
     env: IRT
 
     def __init__(self, env: IRT) -> None:
@@ -348,14 +336,13 @@ class CorrectnessGoal(Goal):
                 pairs.extend(cells[lab][i] for i in chosen[lab][: take[lab]])
         self.pairs = pairs
 
-    def task_text(self, include_prior: bool) -> str:
-        """The goal sentence."""
-        if include_prior:
-            return (
-                "Your goal is to predict whether a student answers a question correctly: "
-                "respond 1 for correct and 0 for incorrect."
-            )
-        return "Your goal is to predict the boolean output (0 or 1) for a pair of integers."
+    task_texts = (
+        (
+            "Your goal is to predict whether a student answers a question correctly: "
+            "respond 1 for correct and 0 for incorrect."
+        ),
+        "Your goal is to predict the boolean output (0 or 1) for a pair of integers.",
+    )
 
     def system_message(self, include_prior: bool) -> str:
         """The scientist's prompt."""
@@ -426,13 +413,5 @@ class CorrectnessGoal(Goal):
         return 1
 
 
-def make_irt(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: Literal["fixed", "faithful"] = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> IRT:
-    """The IRT environment (registered as ``boxinggym/irt``)."""
-    return IRT(goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params)
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_irt = IRT.factory

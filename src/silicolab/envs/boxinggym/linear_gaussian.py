@@ -33,18 +33,12 @@ class LinearGaussian(BoxingEnv):
 
     name = "linear_gaussian"
     goals = ("direct",)
+    goal_classes = ("_PredictGoal",)
+    param_names = ("prior_sd", "sigma")
 
     def __init__(self, *, prior_sd: float = 1.0, sigma: float = 1.0, **kwargs: Any) -> None:
         self.prior_sd, self.sigma = float(prior_sd), float(sigma)
         super().__init__(**kwargs)
-
-    def params(self) -> dict[str, Any]:
-        """The two scales."""
-        return {"prior_sd": self.prior_sd, "sigma": self.sigma}
-
-    def make_goal(self, name: str) -> Goal:
-        """The single ``direct`` goal."""
-        return _PredictGoal(self)
 
     def validate(self, design_text: str) -> float:
         """A finite real number."""
@@ -161,15 +155,5 @@ class _PredictGoal(Goal):
         return 0.0
 
 
-def make_linear_gaussian(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> LinearGaussian:
-    """Build the fixture (``env_params``: prior_sd, sigma)."""
-    return LinearGaussian(
-        goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params
-    )
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_linear_gaussian = LinearGaussian.factory

@@ -95,6 +95,8 @@ class LocationFinding(BoxingEnv):
 
     name = "location_finding"
     goals = ("direct", "source")
+    goal_classes = ("DirectGoal", "SourceGoal")
+    param_names = ("num_sources", "dim", "b", "m", "alpha", "sigma")
     faithful_shuffle = "duplicating"
 
     def __init__(
@@ -111,21 +113,6 @@ class LocationFinding(BoxingEnv):
         self.num_sources, self.dim = int(num_sources), int(dim)
         self.b, self.m, self.alpha, self.sigma = float(b), float(m), float(alpha), float(sigma)
         super().__init__(**kwargs)
-
-    def params(self) -> dict[str, Any]:
-        """The model constants."""
-        return {
-            "num_sources": self.num_sources,
-            "dim": self.dim,
-            "b": self.b,
-            "m": self.m,
-            "alpha": self.alpha,
-            "sigma": self.sigma,
-        }
-
-    def make_goal(self, name: str) -> Goal:
-        """``direct`` or ``source``."""
-        return DirectGoal(self) if name == "direct" else SourceGoal(self)
 
     # text interface ---------------------------------------------------------------------------
     def validate(self, design_text: str) -> np.ndarray:
@@ -218,17 +205,12 @@ class LocationFinding(BoxingEnv):
         z = (ys[None, :] - mean[:, None]) / self.sigma
         return np.sum(-0.5 * z**2 - np.log(self.sigma) - _LOG_SQRT_2PI, axis=1)
 
-    def posterior_sample(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        data: Sequence[tuple[Any, Any]] | None = None,
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Prior draws without data; else tempered SMC on the true (fixed) or published
         (faithful) posterior model."""
-        data = self.data if data is None else list(data)
-        if not data:
-            return self.prior_sample(n, rng)
+        data = list(data)
         log_likelihood = None
         if self.fidelity == "faithful":
 
@@ -267,8 +249,6 @@ class DirectGoal(Goal):
     name = "direct"
     norm_mu = 12.59
     norm_sigma = 38.03
-    kind = "error"
-    num_evals = 10
     raw_clip = (0.0, 10000.0)
     env: LocationFinding
 
@@ -371,7 +351,6 @@ class SourceGoal(Goal):
     name = "source"
     norm_mu = 1.57
     norm_sigma = 1.15385
-    kind = "error"
     num_evals = 1
     env: LocationFinding
 
@@ -448,15 +427,5 @@ def _aligned_errors(prediction: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return np.asarray([min(errors)])
 
 
-def make_location_finding(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> LocationFinding:
-    """Build the environment (``env_params``: num_sources, dim, b, m, alpha, sigma)."""
-    return LocationFinding(
-        goal=goal, include_prior=prior, fidelity=fidelity, seed=seed, **env_params
-    )
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_location_finding = LocationFinding.factory

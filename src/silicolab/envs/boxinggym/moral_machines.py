@@ -220,6 +220,7 @@ class MoralMachines(BoxingEnv):
 
     name = "moral_machines"
     goals = ("direct",)
+    goal_classes = ("JudgementGoal",)
     faithful_nmc = (100, 10)
 
     def __init__(self, *, llm: LanguageModel | None = None, **kwargs: Any) -> None:
@@ -232,9 +233,6 @@ class MoralMachines(BoxingEnv):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self.utterances = []
-
-    def make_goal(self, name: str) -> Goal:
-        return JudgementGoal(self)
 
     def validate(self, design_text: str) -> tuple:
         text = str(design_text)
@@ -310,13 +308,10 @@ class MoralMachines(BoxingEnv):
         y = np.asarray(y).reshape(-1) if np.ndim(y) else np.asarray(y)
         return np.where(y == 1, log_expit(eta), log_expit(-eta))
 
-    def posterior_sample(
-        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]] | None = None
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Prior importance sampling; faithful drops ``β_count`` from the likelihood."""
-        data = self.data if data is None else data
-        if not data:
-            return self.prior_sample(n, rng)
         count_coef = self.fidelity == "fixed"
 
         def log_lik(theta: Theta) -> np.ndarray:
@@ -331,16 +326,5 @@ class MoralMachines(BoxingEnv):
         return {**super().to_record(), **participant_record(self.utterances, self.llm)}
 
 
-def make_moral_machines(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 0,
-    llm: LanguageModel | None = None,
-    **env_params: Any,
-) -> MoralMachines:
-    """The Moral Machines environment (BoxingGym §12); prior condition only."""
-    if env_params:
-        raise TypeError(f"moral_machines takes no parameters besides llm; got {sorted(env_params)}")
-    return MoralMachines(llm=llm, goal=goal, include_prior=prior, fidelity=fidelity, seed=seed)
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_moral_machines = MoralMachines.factory

@@ -10,6 +10,7 @@ take the part after ``=``) and avoid ``eval`` everywhere (``ast.literal_eval`` i
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,26 @@ def parse_number_list(text: str, cast: Callable[[str], Any] = float) -> list[Any
     if not body.strip() or any(item == "" for item in items):
         raise ValueError(f"not a list of numbers: {text!r}")
     return [cast(item) for item in items]
+
+
+_COMMENT = re.compile(r"\(.*\)\s*$")
+
+
+def design_float(text: Any, fidelity: str, message: str) -> float:
+    """A finite number from a design's text; fixed fidelity also accepts ``[0.5]`` and a
+    trailing ``(comment)``. Anything else raises :class:`InvalidAction` with ``message``."""
+    from silicolab.envs.errors import InvalidAction
+
+    text = str(text).strip()
+    if fidelity == "fixed":
+        text = strip_brackets(_COMMENT.sub("", text))
+    try:
+        value = float(text)
+    except ValueError:
+        raise InvalidAction(message) from None
+    if not math.isfinite(value):
+        raise InvalidAction(message)
+    return value
 
 
 def int_from_float(text: str) -> int:

@@ -121,7 +121,6 @@ class PopulationGoal(Goal):
     name = "direct"
     norm_mu = 10991.5464
     norm_sigma = 15725.115658658306
-    kind = "error"
 
     def task_text(self, include_prior: bool) -> str:
         if include_prior:
@@ -212,9 +211,7 @@ class Peregrines(BoxingEnv):
 
     name = "peregrines"
     goals = ("direct",)
-
-    def make_goal(self, name: str) -> Goal:
-        return PopulationGoal(self)
+    goal_classes = ("PopulationGoal",)
 
     def validate(self, design_text: str) -> float:
         try:
@@ -273,15 +270,5 @@ class Peregrines(BoxingEnv):
         return {"prior_mean": PRIOR_MEAN, "prior_sd": PRIOR_SD, "t_range": [T_LOW, T_HIGH]}
 
 
-def make_peregrines(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 0,
-    **env_params: Any,
-) -> Peregrines:
-    """The peregrines environment (BoxingGym §8). It takes no extra parameters."""
-    if env_params:
-        raise TypeError(f"peregrines takes no parameters; got {sorted(env_params)}")
-    return Peregrines(goal=goal, include_prior=prior, fidelity=fidelity, seed=seed)
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_peregrines = Peregrines.factory

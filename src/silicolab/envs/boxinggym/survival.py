@@ -162,6 +162,7 @@ class Survival(BoxingEnv):
 
     name = "survival"
     goals = ("direct",)
+    goal_classes = ("SurvivalGoal",)
 
     def __init__(self, *, num_patients: int = 100, **kwargs: Any) -> None:
         if int(num_patients) < 1:
@@ -177,9 +178,6 @@ class Survival(BoxingEnv):
         self.metastasized = rng.integers(0, 2, self.num_patients)
         p = death_probability(self.theta, self.times, self.metastasized, self.fidelity)
         self.outcomes = (rng.random(self.num_patients) < p).astype(int)
-
-    def make_goal(self, name: str) -> Goal:
-        return SurvivalGoal(self)
 
     def patient_table(self) -> str:
         """One line per patient: ``ID: time, metastasized``."""
@@ -277,18 +275,5 @@ class Survival(BoxingEnv):
         }
 
 
-def make_survival(
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 0,
-    num_patients: int = 100,
-    **env_params: Any,
-) -> Survival:
-    """The mastectomy-survival environment (BoxingGym §9)."""
-    if env_params:
-        raise TypeError(f"survival takes only num_patients; got {sorted(env_params)}")
-    return Survival(
-        num_patients=num_patients, goal=goal, include_prior=prior, fidelity=fidelity, seed=seed
-    )
+#: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).
+make_survival = Survival.factory

@@ -164,10 +164,42 @@ def generate_config(
     first = into[int(gen.integers(len(into)))]
     rest = [e for e in graph.edges if e != first]
     edges = [first] + [rest[i] for i in gen.permutation(len(rest))]
-    nodes_order = [TARGET, *props]
+    quadratic = family != "linear"
+    params, nodes = _equations([TARGET, *props], edges, scm, gen, quadratic)
+    raw: dict[str, Any] = {
+        "graph_id": f"{name}_{index}",
+        "description": f"Causal graph with {k} nodes and {len(edges)} edges",
+        "nodes": nodes,
+        "edges": [{"from": a, "to": b} for a, b in edges],
+        "params": params,
+        "budget": 4 * (k - 1),
+    }
+    if quadratic:
+        raw["equation_family"] = "quadratic"
+        if family != "quadratic_easy":
+            raw["quadratic_mode"] = "hard"
+            raw["quadratic_metadata"] = _quadratic_metadata(props, edges, params, gen)
+    if frequency_can_be_parent:
+        raw["frequency_can_be_parent"] = True
+        raw.setdefault("equation_family", "linear")
+    if n_hidden:
+        raw["hidden_variable"] = _hidden_block(
+            props, edges, n_hidden, hidden_values, hidden_hits_target, gen
+        )
+    config = config_from_dict(raw, suite=name)
+    if golden:
+        raw["bootstrap_past_data"] = _golden_chain(config, gen)
+        config = config_from_dict(raw, suite=name)
+    return config
+
+
+def _equations(
+    nodes_order: list[str], edges: list[tuple[str, str]], scm: Any, gen: Any, quadratic: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The released files' ``params`` and ``nodes`` blocks for the SCM's mechanisms (base
+    values drawn from ``gen``, in node order)."""
     params: dict[str, Any] = {}
     nodes: dict[str, Any] = {}
-    quadratic = family != "linear"
     for node in nodes_order:
         parents = [p for p, c in edges if c == node]
         mechanism = scm.mechanism(node)
@@ -198,31 +230,7 @@ def generate_config(
         }
         if parents:
             nodes[node]["computation"] = " + ".join(terms)
-    raw: dict[str, Any] = {
-        "graph_id": f"{name}_{index}",
-        "description": f"Causal graph with {k} nodes and {len(edges)} edges",
-        "nodes": nodes,
-        "edges": [{"from": a, "to": b} for a, b in edges],
-        "params": params,
-        "budget": 4 * (k - 1),
-    }
-    if quadratic:
-        raw["equation_family"] = "quadratic"
-        if family != "quadratic_easy":
-            raw["quadratic_mode"] = "hard"
-            raw["quadratic_metadata"] = _quadratic_metadata(props, edges, params, gen)
-    if frequency_can_be_parent:
-        raw["frequency_can_be_parent"] = True
-        raw.setdefault("equation_family", "linear")
-    if n_hidden:
-        raw["hidden_variable"] = _hidden_block(
-            props, edges, n_hidden, hidden_values, hidden_hits_target, gen
-        )
-    config = config_from_dict(raw, suite=name)
-    if golden:
-        raw["bootstrap_past_data"] = _golden_chain(config, gen)
-        config = config_from_dict(raw, suite=name)
-    return config
+    return params, nodes
 
 
 def _quadratic_metadata(

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from silicolab.core.errors import InputError
 from silicolab.core.seeding import rng
+from silicolab.envs.base import EnvSpec, Fidelity
 from silicolab.envs.causalab.episode_setup import (
     as_number,
     check_options,
@@ -49,7 +50,6 @@ from silicolab.envs.causalab.episode_setup import (
 from silicolab.envs.causalab.suite import TARGET, GraphConfig, load_suite
 from silicolab.envs.errors import InvalidAction
 
-Fidelity = Literal["fixed", "faithful"]
 Phase = Literal["manipulator", "reactor", "done"]
 TOLERANCE = 5.0
 MAX_SUBMISSIONS = 3
@@ -77,6 +77,9 @@ class CrystalLab:
     "reactor": {...}, "prior": [{...}, ...]}`` (any subset). ``hidden_draws`` fixes the
     sequence of hidden-disturbance values drawn after each intervention.
     """
+
+    #: the registration record, set by :func:`silicolab.envs.make`.
+    spec: EnvSpec | None = None
 
     def __init__(
         self,
@@ -336,11 +339,20 @@ class CrystalLab:
 
         return task_text(self)
 
+    def describe(self) -> str:
+        """The task text a scientist starts from (:meth:`task_text`)."""
+        return self.task_text()
+
     def text_step(self, action: Mapping[str, Any]) -> str:
         """Carry out one DSL action (``action``/``arg1``/``arg2``, ``chosen_dialog_option_int``
         or ``value``) and return the new screen. Refused actions return the environment's
         message and cost no budget."""
         return self._ui.step(action)
+
+    @property
+    def last_action_refused(self) -> bool:
+        """Whether the last :meth:`text_step` action was refused (it cost no budget)."""
+        return bool(getattr(self._ui, "refused", False))
 
     def text_observation(self) -> str:
         """The current screen."""

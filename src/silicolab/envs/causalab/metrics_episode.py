@@ -126,6 +126,36 @@ def _target_of(item: Any) -> str | None:
     return None
 
 
+def _structure_scores(h: Hypothesis, config: GraphConfig) -> dict[str, Any]:
+    """Edge, target-parent, weight and root precision/recall/F1 and the SHD of ``h``."""
+    true_edges = list(config.edges)
+    quad = None
+    tol = WEIGHT_TOL
+    if config.family == "quadratic":
+        quad = {p: u for (p, c), u in config.quad_weights.items() if c == TARGET}
+        tol = QUAD_WEIGHT_TOL
+    out: dict[str, Any] = {
+        "final_hypothesis_empty": h.is_empty(),
+        "n_pred_edges": len(edge_set(h)),
+        "n_true_edges": len(edge_set(true_edges)),
+    }
+    for prefix, s in (
+        ("all_edge", edge_prf(h, true_edges)),
+        ("target_parent", target_parent_prf(h, true_edges)),
+        ("weight", weight_prf(h.coefficients, config.freq_weights(), tol, quad_weights=quad)),
+        ("root", root_prf(h, true_edges)),
+    ):
+        out[f"{prefix}_precision"] = s.precision
+        out[f"{prefix}_recall"] = s.recall
+        out[f"{prefix}_f1"] = s.f1
+    shd = directed_shd(h, true_edges)
+    out["shd"] = shd["shd"]
+    out["shd_missing"] = shd["missing"]
+    out["shd_extra"] = shd["extra"]
+    out["shd_reversed"] = shd["reversed"]
+    return out
+
+
 def score_episode(
     final: HypothesisLike,
     config: GraphConfig,
@@ -158,34 +188,12 @@ def score_episode(
     """
     h = _as_hypothesis(final) or Hypothesis.EMPTY
     commit = _as_hypothesis(commit_hypothesis)
-    true_edges = list(config.edges)
-    quad = None
-    tol = WEIGHT_TOL
-    if config.family == "quadratic":
-        quad = {p: u for (p, c), u in config.quad_weights.items() if c == TARGET}
-        tol = QUAD_WEIGHT_TOL
     out: dict[str, Any] = {
         "graph_id": config.graph_id,
         "suite": config.suite,
         "success": bool(success),
-        "final_hypothesis_empty": h.is_empty(),
-        "n_pred_edges": len(edge_set(h)),
-        "n_true_edges": len(edge_set(true_edges)),
+        **_structure_scores(h, config),
     }
-    for prefix, s in (
-        ("all_edge", edge_prf(h, true_edges)),
-        ("target_parent", target_parent_prf(h, true_edges)),
-        ("weight", weight_prf(h.coefficients, config.freq_weights(), tol, quad_weights=quad)),
-        ("root", root_prf(h, true_edges)),
-    ):
-        out[f"{prefix}_precision"] = s.precision
-        out[f"{prefix}_recall"] = s.recall
-        out[f"{prefix}_f1"] = s.f1
-    shd = directed_shd(h, true_edges)
-    out["shd"] = shd["shd"]
-    out["shd_missing"] = shd["missing"]
-    out["shd_extra"] = shd["extra"]
-    out["shd_reversed"] = shd["reversed"]
 
     applied = [t for t in (_target_of(i) for i in interventions) if t is not None]
     chain = [step.prop for step in config.golden_chain if step.prop is not None]

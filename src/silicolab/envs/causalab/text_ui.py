@@ -64,6 +64,7 @@ class TextSession:
         self.place: Literal["room", "manipulator", "reactor"] = "room"
         self.pending: str | None = None  # property (or "frequency") awaiting a value
         self.message = ""
+        self.refused = False
 
     # -- screens ---------------------------------------------------------------------------
 
@@ -184,12 +185,14 @@ class TextSession:
             )
             return self.screen()
         self.message = ""
+        self.refused = False
         try:
             if not isinstance(action, Mapping):
                 raise InvalidAction(f"An action must be a JSON object; got {action!r}.")
             self._dispatch(action)
         except InvalidAction as refused:
             self.message = refused.message
+            self.refused = True
         lab._tick()
         if lab.done and lab.end_reason == "step limit reached":
             self.message = (self.message + "\n" if self.message else "") + (

@@ -156,13 +156,14 @@ def _as_model(model: LanguageModel | str) -> LanguageModel:
     return load_model(model) if isinstance(model, str) else model
 
 
-class LLMScientist:
-    """A language model running BoxingGym experiments through text (module docstring).
-
+class _ChatAgent:
+    """A language model in one stateful :class:`Chat` (the scientist and the novice):
     ``model`` is a loaded :class:`LanguageModel` or a spec for :func:`load_model`;
-    ``temperature``/``max_tokens`` default to upstream's 0.0 and 512."""
+    ``temperature``/``max_tokens`` default to upstream's 0.0 and 512; ``tag`` labels its
+    calls in the model's ledger."""
 
-    agent = "llm"
+    agent = ""
+    tag = ""
 
     def __init__(
         self,
@@ -172,17 +173,34 @@ class LLMScientist:
         max_tokens: int | None = MAX_TOKENS,
         seed: int | None = None,
         max_format_retries: int = 3,
-        tag: str = "scientist",
+        tag: str | None = None,
     ):
         self.model = _as_model(model)
         self.model_label = self.model.spec
-        self.chat = Chat(self.model, tag, temperature, max_tokens, seed, max_format_retries)
+        self.chat = Chat(
+            self.model, tag or self.tag, temperature, max_tokens, seed, max_format_retries
+        )
         self.goal: Any = None
 
     @property
     def usage(self) -> dict[str, int]:
-        """This scientist's calls and tokens since it was made."""
+        """This agent's calls and tokens since it was made."""
         return dict(self.chat.usage)
+
+    async def aanswer(self, question: Question, prefix: str) -> Answer:
+        """Answer one evaluation question (the exchange is not kept in the history)."""
+        return await self.chat.answer(question, prefix, self.goal)
+
+    def answer(self, question: Question, prefix: str) -> Answer:
+        """Synchronous twin of :meth:`aanswer`."""
+        return run_sync(self.aanswer(question, prefix))
+
+
+class LLMScientist(_ChatAgent):
+    """A language model running BoxingGym experiments through text (module docstring)."""
+
+    agent = "llm"
+    tag = "scientist"
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -208,10 +226,6 @@ class LLMScientist:
         )
         return Proposal(text, raw, retries)
 
-    async def aanswer(self, question: Question, prefix: str) -> Answer:
-        """Answer one evaluation question (the exchange is not kept in the history)."""
-        return await self.chat.answer(question, prefix, self.goal)
-
     async def aexplain(self, prompt: str, word_limit: int = 200) -> str:
         """The raw explanation for a novice, asked within the whole conversation (the
         protocol cuts it to ``word_limit`` words)."""
@@ -221,36 +235,13 @@ class LLMScientist:
         """Synchronous twin of :meth:`apropose`."""
         return run_sync(self.apropose(feedback, retry=retry))
 
-    def answer(self, question: Question, prefix: str) -> Answer:
-        """Synchronous twin of :meth:`aanswer`."""
-        return run_sync(self.aanswer(question, prefix))
 
-
-class LLMNovice:
+class LLMNovice(_ChatAgent):
     """A fresh model that answers from an explanation alone (spec §1.4): its system
     message is the goal's naive message followed by the explanation."""
 
     agent = "novice"
-
-    def __init__(
-        self,
-        model: LanguageModel | str,
-        *,
-        temperature: float | None = TEMPERATURE,
-        max_tokens: int | None = MAX_TOKENS,
-        seed: int | None = None,
-        max_format_retries: int = 3,
-        tag: str = "novice",
-    ):
-        self.model = _as_model(model)
-        self.model_label = self.model.spec
-        self.chat = Chat(self.model, tag, temperature, max_tokens, seed, max_format_retries)
-        self.goal: Any = None
-
-    @property
-    def usage(self) -> dict[str, int]:
-        """This novice's calls and tokens since it was made."""
-        return dict(self.chat.usage)
+    tag = "novice"
 
     @property
     def system_message(self) -> str:
@@ -267,11 +258,3 @@ class LLMNovice:
                 "novice_system.j2", naive_system=naive, separator=separator, explanation=explanation
             )
         )
-
-    async def aanswer(self, question: Question, prefix: str) -> Answer:
-        """Answer one evaluation question from the briefing alone."""
-        return await self.chat.answer(question, prefix, self.goal)
-
-    def answer(self, question: Question, prefix: str) -> Answer:
-        """Synchronous twin of :meth:`aanswer`."""
-        return run_sync(self.aanswer(question, prefix))

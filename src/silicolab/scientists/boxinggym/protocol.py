@@ -20,10 +20,11 @@ import asyncio
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from silicolab.core.errors import InputError
 from silicolab.core.seeding import rng as derive_rng
+from silicolab.envs.errors import InvalidAction
 from silicolab.llm import LanguageModel
 from silicolab.llm.base import run_sync
 from silicolab.scientists.boxinggym.llm import Answer, LLMNovice, Proposal, render, truncate_words
@@ -41,11 +42,10 @@ if TYPE_CHECKING:
 MAX_TRIES = 3
 COMM_LIMIT = 200
 CHECKPOINTS = (0, 1, 3, 5, 7, 10)
-Fidelity = Literal["fixed", "faithful"]
 
 
 class BoxingScientist(Protocol):
-    """What :func:`arun_boxinggym_episode` needs of a scientist."""
+    """What :func:`aplay_episode` needs of a scientist."""
 
     agent: str
     model_label: str
@@ -75,39 +75,27 @@ class Novice(Protocol):
         """Answer one evaluation question."""
 
 
-def env_id_of(env_id: str) -> str:
-    """The short environment name (``"boxinggym/dugongs"`` -> ``"dugongs"``)."""
-    return env_id.removeprefix("boxinggym/")
-
-
 def make_env(
     env_id: str,
     *,
-    goal: str,
-    prior: bool,
-    fidelity: str,
-    seed: int | None,
+    goal: str = "direct",
+    prior: bool = True,
+    fidelity: str = "fixed",
+    seed: int | None = 1,
     options: Mapping[str, Any] | None = None,
 ) -> BoxingEnv:
     """A BoxingGym environment from the registry (``options`` are extra factory keywords).
 
-    ``llm=`` (the simulated participant's model) reaches only the two environments whose
-    participants speak, emotion and moral machines, so one bench-wide option serves all.
+    ``llm=`` (the simulated participant's model) reaches only the environments whose
+    participants speak (their spec says so), so one bench-wide option serves all.
     """
-    import silicolab.envs.boxinggym  # noqa: F401  (registers the environments)
-    from silicolab.envs import make
+    from silicolab.envs import make, spec
 
-    name = env_id_of(env_id)
+    env_id = env_id if env_id.startswith("boxinggym/") else f"boxinggym/{env_id}"
     options = dict(options or {})
-    if name not in PARTICIPANT_ENVS:
+    if not spec(env_id).participants_speak:
         options.pop("llm", None)
-    return make(
-        f"boxinggym/{name}", goal=goal, prior=prior, fidelity=fidelity, seed=seed, **options
-    )
-
-
-#: Environments whose simulated participants' words may come from a language model.
-PARTICIPANT_ENVS = ("emotion", "moral_machines")
+    return make(env_id, goal=goal, prior=prior, fidelity=fidelity, seed=seed, **options)
 
 
 def _novice_for(novice: Novice | LanguageModel | str | None, scientist: BoxingScientist) -> Novice:
@@ -152,98 +140,121 @@ async def _evaluate(
 
 
 def compute_regret(
-    env_id: str,
+    env: BoxingEnv,
     *,
-    goal: str,
-    prior: bool,
-    fidelity: str,
-    seed: int | None,
     data: Sequence[tuple[Any, Any]],
     n_random: int = 100,
     estimator: str | None = None,
     nmc: tuple[int, int] | None = None,
-    options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """EI regret of the designs in ``data`` (spec §2.3) via ``eig.ei_regret``: per step,
     the best EIG of ``n_random`` random designs minus the EIG of the agent's design, under
     the posterior given the earlier steps (``nmc`` = (N outer, M inner), default the env's).
+    Fresh copies of ``env`` (built by :func:`silicolab.envs.make`) are made with its options.
     Returns ``eig.ei_regret``'s dict (``eigs_regret``, ``regret_mean``, ``eigs``, ...)."""
+    from silicolab.envs import remake
     from silicolab.envs.boxinggym.eig import ei_regret
 
-    factory = functools.partial(
-        make_env, env_id, goal=goal, prior=prior, fidelity=fidelity, seed=seed, options=options
-    )
     n_outer, n_inner = nmc if nmc is not None else (None, None)
     return dict(
         ei_regret(
-            factory,
+            functools.partial(remake, env),
             [d for d, _ in data],
             [y for _, y in data],
             n_random=n_random,
-            seed=0 if seed is None else seed,
-            estimator=estimator or fidelity,
+            seed=0 if env.seed is None else env.seed,
+            estimator=estimator or env.fidelity,
             n_outer=n_outer,
             n_inner=n_inner,
         )
     )
 
 
-async def arun_boxinggym_episode(
-    env_id: str,
+async def aplay_episode(
+    env: BoxingEnv,
     scientist: BoxingScientist,
     *,
-    goal: str = "direct",
-    prior: bool = True,
-    seed: int | None = 1,
     steps: int = 10,
     checkpoints: Sequence[int] = CHECKPOINTS,
     n_questions: int | None = None,
     communicate: bool = False,
     novice: Novice | LanguageModel | str | None = None,
-    fidelity: Fidelity = "fixed",
     regret: bool = True,
     regret_random: int = 100,
     regret_estimator: str | None = None,
     regret_nmc: tuple[int, int] | None = None,
-    env_options: Mapping[str, Any] | None = None,
 ) -> BoxingRecord:
-    """Run one episode of ``scientist`` on ``boxinggym/<env_id>`` (module docstring).
+    """Play one episode of ``scientist`` on ``env``, a fresh environment from
+    :func:`make_env` or :func:`silicolab.envs.make` (module docstring).
 
     ``n_questions`` defaults to the goal's ``num_evals``; ``regret_random`` random designs
-    per step, ``regret_estimator`` (default: ``fidelity``) and ``regret_nmc`` (N outer, M
-    inner; default the environment's) configure the regret;
-    ``env_options`` are extra environment-factory keywords (``llm=`` for emotion/moral).
+    per step, ``regret_estimator`` (default: the env's fidelity) and ``regret_nmc`` (N
+    outer, M inner; default the environment's) configure the regret.
     """
-    if fidelity not in ("fixed", "faithful"):
-        raise InputError(f"fidelity must be 'fixed' or 'faithful', got {fidelity!r}")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise InputError(f"steps must be a non-negative integer, got {steps!r}")
     points = sorted(set(int(c) for c in checkpoints))
     if any(c < 0 or c > steps for c in points):
         raise InputError(f"checkpoints must lie in [0, steps={steps}], got {list(checkpoints)}")
     the_novice = _novice_for(novice, scientist) if communicate else None
-    name = env_id_of(env_id)
-    env = make_env(name, goal=goal, prior=prior, fidelity=fidelity, seed=seed, options=env_options)
-    the_goal = env.goal
-    n = int(the_goal.num_evals if n_questions is None else n_questions)
-    questions = the_goal.questions(n, derive_rng(seed, "boxinggym", name, goal, "questions"))
-
+    goal = env.goal
+    n = int(goal.num_evals if n_questions is None else n_questions)
+    rng = derive_rng(env.seed, "boxinggym", env.name, goal.name, "questions")
+    questions = goal.questions(n, rng)
     start = time.perf_counter()
     await scientist.astart(env)
-    scores: list[CheckpointScore] = []
+    record = _new_record(env, scientist, steps, points)
+    last = await _experiment(env, scientist, record, questions, points)
+    if the_novice is not None:
+        await _communicate(record, scientist, the_novice, goal, questions, last)
+    record.runtime_s = time.perf_counter() - start
+    record.usage = {"scientist": dict(getattr(scientist, "usage", {}) or {})}
+    if the_novice is not None:
+        record.usage["novice"] = dict(getattr(the_novice, "usage", {}) or {})
+    record.transcript = list(getattr(scientist, "messages", []) or [])
+    record.truth = jsonable(env.to_record())
+    if regret:
+        _add_regret(record, env, regret_random, regret_estimator, regret_nmc)
+    return record
+
+
+def _new_record(
+    env: BoxingEnv, scientist: BoxingScientist, steps: int, points: list[int]
+) -> BoxingRecord:
+    return BoxingRecord(
+        env=env.name,
+        goal=env.goal.name,
+        prior=bool(env.include_prior),
+        seed=env.seed,
+        fidelity=env.fidelity,
+        agent=scientist.agent,
+        model=scientist.model_label,
+        steps=steps,
+        checkpoints=points,
+        scores=[],
+        designs=[],
+        outcomes=[],
+    )
+
+
+async def _experiment(
+    env: BoxingEnv,
+    scientist: BoxingScientist,
+    record: BoxingRecord,
+    questions: Sequence[Question],
+    points: list[int],
+) -> str | None:
+    """The experiment loop with its checkpoint evaluations; returns the last message."""
     if 0 in points:
         prefix = render("prefix_no_data.j2")
-        scores.append(await _evaluate(scientist, the_goal, questions, prefix, 0))
-    attempts: list[DesignAttempt] = []
-    outcomes: list[Outcome] = []
-    skipped: list[int] = []
+        record.scores.append(await _evaluate(scientist, env.goal, questions, prefix, 0))
     last: str | None = None
-    for step in range(steps):
+    for step in range(record.steps):
         feedback, done = last, False
         for attempt in range(MAX_TRIES):
             proposal = await scientist.apropose(feedback, retry=attempt > 0)
             ok, message = await _try_design(env, proposal)
-            attempts.append(
+            record.designs.append(
                 DesignAttempt(
                     step=step,
                     attempt=attempt,
@@ -257,82 +268,55 @@ async def arun_boxinggym_episode(
             feedback = message
             if ok:
                 design, value = env.data[-1]
-                outcomes.append(
+                record.outcomes.append(
                     Outcome(step, str(proposal.text), jsonable(design), message, jsonable(value))
                 )
                 done = True
                 break
         if not done:
-            skipped.append(step)
+            record.skipped_steps.append(step)
         last = feedback
         if step + 1 in points:
             prefix = render("prefix_result.j2", observation=last)
-            scores.append(await _evaluate(scientist, the_goal, questions, prefix, step + 1))
+            record.scores.append(await _evaluate(scientist, env.goal, questions, prefix, step + 1))
+    return last
 
-    record = BoxingRecord(
-        env=name,
-        goal=goal,
-        prior=bool(prior),
-        seed=seed,
-        fidelity=fidelity,
-        agent=scientist.agent,
-        model=scientist.model_label,
-        steps=steps,
-        checkpoints=points,
-        scores=scores,
-        designs=attempts,
-        outcomes=outcomes,
-        skipped_steps=skipped,
-    )
-    if the_novice is not None:
-        await _communicate(record, scientist, the_novice, the_goal, questions, prior, last)
-    record.runtime_s = time.perf_counter() - start
-    record.usage = {"scientist": dict(getattr(scientist, "usage", {}) or {})}
-    if the_novice is not None:
-        record.usage["novice"] = dict(getattr(the_novice, "usage", {}) or {})
-    record.transcript = list(getattr(scientist, "messages", []) or [])
-    record.truth = jsonable(env.to_record())
-    if regret:
-        from silicolab.envs.boxinggym.base import PosteriorUnavailable
 
-        began = time.perf_counter()
-        try:
-            result = compute_regret(
-                name,
-                goal=goal,
-                prior=prior,
-                fidelity=fidelity,
-                seed=seed,
-                data=list(env.data),
-                n_random=regret_random,
-                estimator=regret_estimator,
-                nmc=regret_nmc,
-                options=env_options,
-            )
-        except (NotImplementedError, PosteriorUnavailable) as err:
-            # no EIG here (faithful predator-prey), or no posterior for these data
-            record.regret_error = f"{type(err).__name__}: {err}"
-        else:
-            record.regret = [float(r) for r in result["eigs_regret"]]
-            record.regret_mean = float(result["regret_mean"])
-            record.regret_detail = jsonable(result)
-        record.regret_runtime_s = time.perf_counter() - began
-    return record
+def _add_regret(
+    record: BoxingRecord,
+    env: BoxingEnv,
+    n_random: int,
+    estimator: str | None,
+    nmc: tuple[int, int] | None,
+) -> None:
+    from silicolab.envs.boxinggym.base import PosteriorUnavailable
+
+    began = time.perf_counter()
+    try:
+        result = compute_regret(
+            env, data=list(env.data), n_random=n_random, estimator=estimator, nmc=nmc
+        )
+    except (NotImplementedError, PosteriorUnavailable) as err:
+        # no EIG here (faithful predator-prey), or no posterior for these data
+        record.regret_error = f"{type(err).__name__}: {err}"
+    else:
+        record.regret = [float(r) for r in result["eigs_regret"]]
+        record.regret_mean = float(result["regret_mean"])
+        record.regret_detail = jsonable(result)
+    record.regret_runtime_s = time.perf_counter() - began
 
 
 async def _try_design(env: BoxingEnv, proposal: Proposal) -> tuple[bool, str]:
     """Run ``proposal`` on ``env``: (accepted, outcome text or the rejection message)."""
-    from silicolab.envs.boxinggym.base import InvalidDesign
-
     if proposal.text is None:
         return False, render("format_failure.j2")
     try:
         # env.run is synchronous and may call a participant language model through its
         # sync twin, which needs a thread without a running event loop.
-        if env.name in PARTICIPANT_ENVS:
+        if getattr(env.spec, "participants_speak", False):
             return True, await asyncio.to_thread(env.run, proposal.text)
         return True, env.run(proposal.text)
-    except InvalidDesign as err:
+    except InvalidAction as err:
         return False, str(getattr(err, "message", "") or err)
 
 
@@ -342,10 +326,10 @@ async def _communicate(
     novice: Novice,
     goal: Any,
     questions: Sequence[Question],
-    prior: bool,
     last: str | None,
 ) -> None:
     """The explanation, its word cut, and the novice's evaluation (module docstring)."""
+    prior = record.prior
     prompt = goal.comm_prompt(prior, COMM_LIMIT)
     raw = await scientist.aexplain(prompt, COMM_LIMIT)
     text, words, cut = truncate_words(raw, COMM_LIMIT)
@@ -361,43 +345,6 @@ async def _communicate(
     record.novice_system = str(getattr(novice, "system_message", ""))
 
 
-def run_boxinggym_episode(
-    env_id: str,
-    scientist: BoxingScientist,
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    seed: int | None = 1,
-    steps: int = 10,
-    checkpoints: Sequence[int] = CHECKPOINTS,
-    n_questions: int | None = None,
-    communicate: bool = False,
-    novice: Novice | LanguageModel | str | None = None,
-    fidelity: Fidelity = "fixed",
-    regret: bool = True,
-    regret_random: int = 100,
-    regret_estimator: str | None = None,
-    regret_nmc: tuple[int, int] | None = None,
-    env_options: Mapping[str, Any] | None = None,
-) -> BoxingRecord:
-    """Synchronous twin of :func:`arun_boxinggym_episode` (scripts, workers, the CLI)."""
-    return run_sync(
-        arun_boxinggym_episode(
-            env_id,
-            scientist,
-            goal=goal,
-            prior=prior,
-            seed=seed,
-            steps=steps,
-            checkpoints=checkpoints,
-            n_questions=n_questions,
-            communicate=communicate,
-            novice=novice,
-            fidelity=fidelity,
-            regret=regret,
-            regret_random=regret_random,
-            regret_estimator=regret_estimator,
-            regret_nmc=regret_nmc,
-            env_options=env_options,
-        )
-    )
+def play_episode(env: BoxingEnv, scientist: BoxingScientist, **options: Any) -> BoxingRecord:
+    """Synchronous twin of :func:`aplay_episode` (scripts and tests)."""
+    return run_sync(aplay_episode(env, scientist, **options), twin="aplay_episode")

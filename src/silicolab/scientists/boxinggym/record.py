@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-SCHEMA_VERSION = "1"
+from silicolab.envs.base import SCHEMA_VERSION
 
 
 def jsonable(value: Any) -> Any:
@@ -78,7 +78,8 @@ class Outcome:
 
 @dataclass
 class BoxingRecord:
-    """Everything about one episode (see :func:`run_boxinggym_episode`).
+    """Everything about one episode (see :func:`~silicolab.scientists.boxinggym.protocol.
+    aplay_episode`).
 
     ``scores`` has one :class:`CheckpointScore` per checkpoint; ``designs`` every attempt,
     failed tries and environment messages included; ``outcomes`` the accepted experiments;
@@ -137,6 +138,33 @@ class BoxingRecord:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data."""
         return jsonable(asdict(self))
+
+    def summary(self) -> dict[str, Any]:
+        """The common episode fields (see :class:`silicolab.scientists.EpisodeRecord`): a
+        skipped step counts as a parse failure when none of its attempts had a usable
+        design, else as a skipped step."""
+        health = {"steps": self.steps, "parse_failures": 0, "skipped_steps": 0}
+        sample = ""
+        for step in self.skipped_steps:
+            tries = [d for d in self.designs if d.step == step]
+            unparsed = all(d.design is None for d in tries)
+            health["parse_failures" if unparsed else "skipped_steps"] += 1
+            sample = sample or next((d.raw or d.message for d in tries), "")
+        novice = None if self.novice is None else self.novice.standardized
+        scores = {"before": self.before, "after": self.after, "after_comm": novice}
+        scores["regret"] = self.regret_mean
+        usage: dict[str, Any] = {}
+        for tag in self.usage.values():
+            for key, value in tag.items():
+                if isinstance(value, int | float):
+                    usage[key] = usage.get(key, 0) + value
+        return {
+            "steps": self.steps,
+            "scores": {k: math.nan if v is None else float(v) for k, v in scores.items()},
+            "health": {**health, "sample_reply": sample},
+            "usage": usage,
+            "runtime_s": self.runtime_s + self.regret_runtime_s,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BoxingRecord:

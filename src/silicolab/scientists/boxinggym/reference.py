@@ -109,7 +109,7 @@ class BayesianScientist(PosteriorAnswerer):
     here, which ranks candidates well since all candidates share their samples and noise,
     at a small fraction of the cost); ``n_posterior`` samples answer the questions."""
 
-    agent = "boed"
+    agent = "reference"
 
     def __init__(
         self,

@@ -1,66 +1,63 @@
-"""CausaLab scientists and the episode runner.
+"""CausaLab scientists and the episode player.
 
 >>> from silicolab.envs import make
->>> from silicolab.scientists.causalab import InterventionalScientist, run_episode
->>> record = run_episode(make("causalab", suite="3nodes", index=0, seed=1),
-...                      InterventionalScientist())
+>>> from silicolab.scientists.causalab import InterventionalScientist, play_episode
+>>> record = play_episode(make("causalab", suite="3nodes", index=0, seed=1),
+...                       InterventionalScientist())
 >>> record.success
 True
 
-``make_scientist("reference" | "random" | "react", model=..., verify=...)`` builds one by
-name; every scientist implements :class:`CausaLabScientist` (``async arun(lab, trace)``).
+``make_scientist("reference" | "random" | "llm", model=..., verify=...)`` builds one by
+name (``"react"`` is the old name of ``"llm"``); every scientist implements
+:class:`CausaLabScientist` (``async arun(lab, trace)``). :func:`silicolab.scientists.
+run_episode` plays any family's episode and returns the common record.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from silicolab.core.errors import InputError
+from silicolab.envs.base import SCHEMA_VERSION
 from silicolab.scientists.causalab.episode import (
-    SCHEMA_VERSION,
+    CausaLabRecord,
     CausaLabScientist,
-    EpisodeRecord,
     EpisodeTrace,
     StepRecord,
-    arun_episode,
-    run_episode,
+    aplay_episode,
+    play_episode,
 )
+from silicolab.scientists.causalab.family import FAMILY
 from silicolab.scientists.causalab.random_agent import RandomScientist
 from silicolab.scientists.causalab.react import VERIFY_MODES, ReactScientist
 from silicolab.scientists.causalab.reference import InterventionalScientist
 
-#: Agent names accepted by :func:`make_scientist` and the benchmark.
-AGENTS: tuple[str, ...] = ("reference", "random", "react")
+#: Scientist names accepted by :func:`make_scientist` and the benchmark.
+AGENTS: tuple[str, ...] = tuple(FAMILY.scientists)
 
 
 def make_scientist(
     agent: str, *, model: Any = None, verify: str = "none", seed: int | None = 0, **options: Any
 ) -> CausaLabScientist:
     """The scientist called ``agent``; ``model`` (a spec or a loaded model) is required
-    for ``"react"``, ``verify`` applies to it only, ``seed`` to the random baseline."""
-    if agent == "reference":
-        return InterventionalScientist(**options)
-    if agent == "random":
-        return RandomScientist(seed=seed)
-    if agent == "react":
-        if model is None:
-            raise InputError("the react scientist needs model= (e.g. 'openai:gpt-5-mini')")
-        return ReactScientist(model, verify=verify, seed=seed, **options)  # type: ignore[arg-type]
-    raise InputError(f"unknown CausaLab agent {agent!r}; choose from {list(AGENTS)}")
+    for ``"llm"``, ``verify`` applies to it only, ``seed`` to the random baseline."""
+    if FAMILY.canonical(agent) == "llm":
+        options["verify"] = verify
+    return FAMILY.make(agent, model=model, seed=seed, **options)
 
 
 __all__ = [
     "AGENTS",
+    "FAMILY",
     "SCHEMA_VERSION",
     "VERIFY_MODES",
+    "CausaLabRecord",
     "CausaLabScientist",
-    "EpisodeRecord",
     "EpisodeTrace",
     "InterventionalScientist",
     "RandomScientist",
     "ReactScientist",
     "StepRecord",
-    "arun_episode",
+    "aplay_episode",
     "make_scientist",
-    "run_episode",
+    "play_episode",
 ]

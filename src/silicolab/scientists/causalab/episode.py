@@ -3,9 +3,9 @@
 Every scientist (LLM, reference, random) implements the same small protocol,
 :class:`CausaLabScientist`: ``agent``, ``model_label`` and ``async arun(lab, trace)``. It acts
 on the lab (typed tools or the text interface) and reports each step to the
-:class:`EpisodeTrace`. :func:`arun_episode` then scores the outcome with the DSL+metrics
-engineer's ``score_episode`` and returns a JSON-ready :class:`EpisodeRecord`, so the
-benchmark treats all scientists alike.
+:class:`EpisodeTrace`. :func:`aplay_episode` (CausaLab's episode player, which
+:func:`silicolab.scientists.run_episode` calls) then scores the outcome with
+``score_episode`` and returns a JSON-ready :class:`CausaLabRecord`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from silicolab.envs.base import SCHEMA_VERSION
 from silicolab.envs.causalab.dsl import Hypothesis
 from silicolab.envs.causalab.metrics import score_episode
 from silicolab.envs.causalab.suite import TARGET
@@ -24,7 +25,6 @@ from silicolab.llm.base import run_sync
 if TYPE_CHECKING:
     from silicolab.envs.causalab.lab import CrystalLab
 
-SCHEMA_VERSION = "1"
 #: Characters of an environment reply kept per step (the full screen is re-creatable).
 OBSERVATION_EXCERPT = 600
 
@@ -60,6 +60,7 @@ class StepRecord:
     retries: int = 0
     parse_failure: bool = False
     raw_output: str | None = None
+    refused: bool = False
 
 
 class EpisodeTrace:
@@ -126,7 +127,7 @@ class EpisodeTrace:
 
 
 class CausaLabScientist(Protocol):
-    """What :func:`arun_episode` needs of a scientist."""
+    """What :func:`aplay_episode` needs of a scientist."""
 
     agent: str
     model_label: str
@@ -135,8 +136,12 @@ class CausaLabScientist(Protocol):
         """Play one episode on ``lab`` (already reset), reporting to ``trace``."""
 
 
+#: The metrics a CausaLab episode reports as its headline scores.
+HEADLINE = ("all_edge_f1", "shd", "weight_f1", "root_f1", "budget_used")
+
+
 @dataclass
-class EpisodeRecord:
+class CausaLabRecord:
     """The full record of one episode, JSON-ready via :meth:`to_dict`.
 
     ``solvable`` is False only when the faithful reactor's 10 kHz clamp puts the target out
@@ -170,8 +175,29 @@ class EpisodeRecord:
         """Plain JSON-ready data (steps as dicts)."""
         return asdict(self)
 
+    def summary(self) -> dict[str, Any]:
+        """The common episode fields (see :class:`silicolab.scientists.EpisodeRecord`):
+        a step that stayed unparseable counts as a parse failure, a refused action as an
+        invalid action."""
+        taken = [s for s in self.steps if s.executed]
+        scores = {"success": float(self.success)}
+        scores.update({k: self.metrics[k] for k in HEADLINE if k in self.metrics})
+        sample = next((s.raw_output for s in taken if s.parse_failure and s.raw_output), "")
+        return {
+            "steps": len(taken),
+            "scores": scores,
+            "health": {
+                "steps": len(taken),
+                "parse_failures": sum(s.parse_failure for s in taken),
+                "invalid_actions": sum(s.refused and not s.parse_failure for s in taken),
+                "sample_reply": sample or "",
+            },
+            "usage": self.usage,
+            "runtime_s": self.runtime_s,
+        }
+
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> EpisodeRecord:
+    def from_dict(cls, data: Mapping[str, Any]) -> CausaLabRecord:
         """Rebuild a record written by :meth:`to_dict` (e.g. from a run's events)."""
         values = dict(data)
         values["steps"] = [StepRecord(**s) for s in values.get("steps", [])]
@@ -199,12 +225,12 @@ def submissions_of(lab: CrystalLab, trace: EpisodeTrace) -> list[float]:
     return found
 
 
-async def arun_episode(
+async def aplay_episode(
     lab: CrystalLab,
     scientist: CausaLabScientist,
     *,
     index: int | None = None,
-) -> EpisodeRecord:
+) -> CausaLabRecord:
     """Play one episode of ``scientist`` on ``lab`` (reset here) and score it."""
     lab.reset(lab.seed)
     trace = EpisodeTrace(lab)
@@ -223,7 +249,7 @@ async def arun_episode(
         reactor_props=lab.reactor_properties(),
         target_frequency=float(lab.target_frequency),
     )
-    return EpisodeRecord(
+    return CausaLabRecord(
         suite=config.suite,
         index=index_of(config.graph_id) if index is None else index,
         graph_id=config.graph_id,
@@ -248,14 +274,14 @@ async def arun_episode(
     )
 
 
-def run_episode(
+def play_episode(
     lab: CrystalLab,
     scientist: CausaLabScientist,
     *,
     index: int | None = None,
-) -> EpisodeRecord:
-    """Synchronous twin of :func:`arun_episode` (scripts, worker processes, the CLI)."""
-    return run_sync(arun_episode(lab, scientist, index=index))
+) -> CausaLabRecord:
+    """Synchronous twin of :func:`aplay_episode` (scripts and tests)."""
+    return run_sync(aplay_episode(lab, scientist, index=index))
 
 
 def excerpt(text: str, limit: int = OBSERVATION_EXCERPT) -> str:
@@ -270,13 +296,13 @@ def panel_text(panel: Mapping[str, Any]) -> str:
 
 __all__: Sequence[str] = [
     "SCHEMA_VERSION",
+    "CausaLabRecord",
     "CausaLabScientist",
-    "EpisodeRecord",
     "EpisodeTrace",
     "StepRecord",
-    "arun_episode",
+    "aplay_episode",
     "excerpt",
     "hypothesis_to_dict",
     "panel_text",
-    "run_episode",
+    "play_episode",
 ]

@@ -93,7 +93,7 @@ class ReactScientist:
     ``max_steps`` caps agent turns (default: twice the lab's step cap);
     ``max_llm_calls`` caps model calls per episode, repairs included (spec: 1000)."""
 
-    agent = "react"
+    agent = "llm"
 
     def __init__(
         self,
@@ -167,6 +167,7 @@ class ReactScientist:
         step = self._step(lab, reply, kind=kind, executed=True)
         screen = lab.text_step(reply.action)
         step.observation = excerpt(screen)
+        step.refused = lab.last_action_refused
         if reply.outcome.record is not None:
             state.update(reply.outcome.record)
         else:

@@ -1,0 +1,153 @@
+"""The one benchmark harness: units of work from a frozen spec, run resumably, with health.
+
+Every bench (discovery, CausaLab, BoxingGym, any environment family) is a frozen, typed
+spec object whose ``units()`` are frozen, picklable units of work carrying the spec. This
+module runs them: :func:`arun_units` picks the executor (a process pool for CPU-bound units
+when ``jobs > 1``, the event loop otherwise), appends every finished unit to the run's
+``events.jsonl`` (a rerun skips it: resume) and records failures instead of stopping;
+:func:`run_health` turns the results into a :class:`~silicolab.runs.RunHealth`;
+:func:`sync` is the one synchronous twin of every bench's async runner.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from typing import Any
+
+from silicolab.core.errors import InputError
+from silicolab.llm.base import run_sync
+from silicolab.runs.health import RunHealth, UnitHealth
+from silicolab.runtime import AsyncExecutor, ProcessExecutor
+from silicolab.runtime.base import EventLog, UnitResult
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+async def arun_units(
+    units: Sequence[Any],
+    play: Callable[[Any], Any],
+    *,
+    key: Callable[[Any], str],
+    jobs: int,
+    run: EventLog | None = None,
+    process: Callable[[Any], Any] | None = None,
+    description: str = "",
+    events: bool = False,
+) -> list[UnitResult]:
+    """Run ``play(unit)`` (sync or async) for every unit, in order of ``units``.
+
+    ``process`` is a picklable, top-level twin of ``play`` for CPU-bound units: with
+    ``jobs > 1`` they run in that many worker processes; otherwise units run ``jobs`` at a
+    time on the event loop (one at a time when a process twin exists: they are CPU-bound).
+    A unit's value is stored as ``{"value": value}``, or, with ``events``, as the event
+    data itself (a dict, such as :meth:`~silicolab.scientists.EpisodeRecord.to_event`).
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs must be a positive integer, got {jobs!r}")
+    convert: dict[str, Any] = {"key": key, "run": run, "on_error": "record"}
+    if events:
+        convert.update(to_event=_identity, from_event=_identity)
+    if process is not None and jobs > 1 and len(units) > 1:
+        executor: Any = ProcessExecutor(jobs, description=description)
+        return await executor.amap(process, units, **convert)
+    concurrency = 1 if process is not None else jobs
+    return await AsyncExecutor(concurrency, description=description).amap(play, units, **convert)
+
+
+async def arun_episodes_units(
+    units: Sequence[Any],
+    play: Callable[[Any], Any],
+    *,
+    key: Callable[[Any], str],
+    jobs: int,
+    run: EventLog | None,
+    offline: Callable[[Any], Any] | None,
+    description: str,
+) -> tuple[list[UnitResult], RunHealth]:
+    """:func:`arun_units` for episode units (their values are
+    :meth:`~silicolab.scientists.EpisodeRecord.to_event` dicts) and the run's health; a
+    failed unit counts as a model error when the episodes are model-driven (``offline``
+    is None)."""
+    results = await arun_units(
+        units,
+        play,
+        key=key,
+        jobs=jobs,
+        run=run,
+        events=True,
+        process=offline,
+        description=description,
+    )
+    health_of = functools.partial(episode_health, model_errors=offline is None)
+    return results, run_health(results, health_of)
+
+
+async def play_episode(
+    env: Any,
+    agent: str,
+    *,
+    model: Any = None,
+    seed: int | None = None,
+    options: Iterable[tuple[str, Any]] = (),
+    **play_options: Any,
+) -> dict[str, Any]:
+    """One episode of scientist ``agent`` on ``env`` as its event (``options`` go to the
+    scientist, ``play_options`` to the family's player)."""
+    from silicolab.scientists import arun_episode, make_scientist
+
+    scientist = make_scientist(env, agent, model=model, seed=seed, **dict(options))
+    return (await arun_episode(env, scientist, **play_options)).to_event()
+
+
+def sync(coro: Coroutine[Any, Any, Any], twin: str) -> Any:
+    """Run a bench's async runner from synchronous code (``twin`` names it for the error
+    raised inside a running event loop, e.g. a notebook)."""
+    return run_sync(coro, twin=twin)
+
+
+def episode_health(result: UnitResult, *, model_errors: bool) -> UnitHealth | None:
+    """The health of one episode unit: its stored counters, or for a failed unit one
+    model error when a model drives the episode (``model_errors``), else None."""
+    if result.ok:
+        stored = (result.value or {}).get("episode", {}).get("health")
+        return None if stored is None else UnitHealth.from_dict({**stored, "unit": result.key})
+    if not model_errors:
+        return None
+    return UnitHealth(unit=result.key, steps=1, model_errors=1, sample_reply=str(result.error))
+
+
+def run_health(
+    results: Sequence[UnitResult], health_of: Callable[[UnitResult], UnitHealth | None]
+) -> RunHealth:
+    """The run's health from each unit's (units without counters are left out)."""
+    units = [h for h in (health_of(r) for r in results) if h is not None]
+    return RunHealth.of(units)
+
+
+def mean(values: Sequence[Any]) -> float:
+    """The mean of the values that are not None or NaN (NaN when there is none)."""
+    clean = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    return sum(clean) / len(clean) if clean else math.nan
+
+
+def positive_int(value: Any, name: str) -> int:
+    """``value`` if it is a positive integer, else an :class:`InputError` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+__all__ = [
+    "arun_episodes_units",
+    "arun_units",
+    "episode_health",
+    "mean",
+    "play_episode",
+    "positive_int",
+    "run_health",
+    "sync",
+]

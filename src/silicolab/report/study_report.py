@@ -46,7 +46,7 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
     main = est.get("main") or {}
     lines = [
         f"study {record['study']}: {len(record['runs'])} of {design['full_size']} conditions "
-        f"({design['kind']}), protocol {design['protocol']}, subjects {record['models']}",
+        f"({design['kind']}), protocol {design['protocol']}, models {record['models']}",
         f"runs: {data['errors']} failed, {data['capped']} hit the statement cap; NA per "
         f"variable {data['na_counts']}",
     ]

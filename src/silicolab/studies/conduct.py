@@ -194,7 +194,7 @@ async def arun_condition(
         error = f"{type(exc).__name__}: {cut(str(exc), 300)}"  # names the agent and act
     health.steps = sum(e.step for e in everyone if isinstance(e, GenerativeAgent))
     for a in answers:
-        if a.is_na and not a.explanation.startswith("NA: the respondent"):
+        if a.parse_failed:
             health.note_failure("parse_failures", a.raw)
     health.unusable = error is not None or all(a.is_na for a in answers)
     return ConditionRun(

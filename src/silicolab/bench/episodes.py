@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from silicolab.bench.harness import arun_episodes_units, mean, play_episode, positive_int, sync
+from silicolab.bench.harness import arun_episode_groups, mean, play_episode, positive_int, sync
 from silicolab.core.errors import InputError
 from silicolab.runtime.base import EventLog
 
@@ -100,21 +100,20 @@ async def arun_episodes(
         raise InputError("the llm scientist needs model= (a spec such as 'openai:gpt-4o-mini')")
     label = "" if model is None else str(getattr(model, "spec", model))
     tag = f"{bench.agent}[{label}|{bench.env_options}|{bench.options}]"
-    units = bench.units()
-    results, health = await arun_episodes_units(
-        units,
+    groups, health = await arun_episode_groups(
+        bench,
         functools.partial(_aplay, model=model),
         key=lambda u: f"{tag}/{u.env}/seed={u.seed}",
-        jobs=bench.jobs,
+        group=lambda u: u.env,
+        groups=bench.envs,
         run=run,
         offline=None if model is not None else play_offline_unit,
         description="episodes",
     )
     rows = []
-    for env in bench.envs:
-        mine = [r for r, u in zip(results, units, strict=True) if u.env == env]
-        episodes = [r.value["episode"] for r in mine if r.ok]
-        row = env_row(env, episodes, errors=sum(not r.ok for r in mine))
+    for group in groups:
+        episodes = [event["episode"] for event in group.events]
+        row = env_row(group.key, episodes, errors=group.errors)
         rows.append({**row, "agent": bench.agent, "model": label})
     table = pd.DataFrame(rows)
     table.attrs["health"] = health

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from silicolab.core.errors import InputError
@@ -58,32 +59,61 @@ async def arun_units(
     return await AsyncExecutor(concurrency, description=description).amap(play, units, **convert)
 
 
-async def arun_episodes_units(
-    units: Sequence[Any],
+@dataclass(frozen=True)
+class EpisodeGroup:
+    """The finished episodes of one row of a bench table (a suite, an environment, an
+    (environment, goal) pair): the ``events`` of the units that succeeded and the
+    ``failed`` results, recorded not fatal."""
+
+    key: Any
+    events: list[dict[str, Any]]
+    failed: list[UnitResult]
+
+    @property
+    def errors(self) -> int:
+        """How many of the group's units failed."""
+        return len(self.failed)
+
+
+async def arun_episode_groups(
+    bench: Any,
     play: Callable[[Any], Any],
     *,
     key: Callable[[Any], str],
-    jobs: int,
+    group: Callable[[Any], Any],
+    groups: Iterable[Any],
     run: EventLog | None,
     offline: Callable[[Any], Any] | None,
     description: str,
-) -> tuple[list[UnitResult], RunHealth]:
-    """:func:`arun_units` for episode units (their values are
-    :meth:`~silicolab.scientists.EpisodeRecord.to_event` dicts) and the run's health; a
-    failed unit counts as a model error when the episodes are model-driven (``offline``
-    is None)."""
+) -> tuple[list[EpisodeGroup], RunHealth]:
+    """Run every episode unit of ``bench`` (its ``units()``, ``jobs`` at a time) with
+    :func:`arun_units` and split the results by ``group(unit)`` into one
+    :class:`EpisodeGroup` per key of ``groups``, in that order; plus the run's health.
+
+    Unit values are :meth:`~silicolab.scientists.EpisodeRecord.to_event` dicts; a failed
+    unit counts as a model error when the episodes are model-driven (``offline`` is None).
+    """
+    units = bench.units()
     results = await arun_units(
         units,
         play,
         key=key,
-        jobs=jobs,
+        jobs=bench.jobs,
         run=run,
         events=True,
         process=offline,
         description=description,
     )
     health_of = functools.partial(episode_health, model_errors=offline is None)
-    return results, run_health(results, health_of)
+    by_key: dict[Any, list[UnitResult]] = {}
+    for result, unit in zip(results, units, strict=True):
+        by_key.setdefault(group(unit), []).append(result)
+    split = []
+    for name in groups:
+        mine = by_key.get(name, [])
+        events = [r.value for r in mine if r.ok]
+        split.append(EpisodeGroup(name, events, [r for r in mine if not r.ok]))
+    return split, run_health(results, health_of)
 
 
 async def play_episode(
@@ -142,7 +172,8 @@ def positive_int(value: Any, name: str) -> int:
 
 
 __all__ = [
-    "arun_episodes_units",
+    "EpisodeGroup",
+    "arun_episode_groups",
     "arun_units",
     "episode_health",
     "mean",

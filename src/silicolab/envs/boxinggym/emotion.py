@@ -31,7 +31,6 @@ from silicolab.envs.boxinggym.base import (
     InvalidDesign,
     Question,
     Theta,
-    naive_message,
     theta_size,
 )
 from silicolab.envs.boxinggym.emotion_model import (
@@ -60,6 +59,7 @@ from silicolab.envs.boxinggym.participant_text import (
     participant_sentence,
     sample_index_for,
 )
+from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 from silicolab.llm.base import LanguageModel
 
 __all__ = [
@@ -85,6 +85,11 @@ _LIST = r"\[([^\]]*)\]"
 #: proposals whose scratch an env keeps between posteriors (40 000 for N + M = 2000: 15 MB)
 _SCRATCH_MAX = 50_000
 
+_TASK = (
+    "Your goal is to predict how a participant would rate a player's emotions after a spin of "
+    "a prize wheel."
+)
+
 
 class EmotionGoal(Goal):
     """Predict the eight ratings after a spin; metric: mean absolute error per question."""
@@ -92,13 +97,11 @@ class EmotionGoal(Goal):
     name = "direct"
     norm_mu = 1.58508525
     norm_sigma = 0.7237143937677741
-    kind = "error"
-
-    def task_text(self, include_prior: bool) -> str:
-        return (
-            "Your goal is to predict how a participant would rate a player's emotions after a "
-            "spin of a prize wheel."
-        )
+    task_texts = (_TASK, _TASK)
+    observe_format = observe_instruction("spin")
+    answer_format = answer_instruction(
+        "the eight lines of the template given, one integer rating from 1 to 9 per emotion."
+    )
 
     def system_message(self, include_prior: bool) -> str:
         how = (
@@ -108,10 +111,7 @@ class EmotionGoal(Goal):
             "won, exactly in this format:\n<observe>prizes: [10, 20, 30],\nprobs: [0.2, 0.3, "
             "0.5],\nwin: 2</observe>\nThe participant answers in words."
         )
-        return "\n".join([self.task_text(include_prior), how, OBSERVE, ANSWER])
-
-    def naive_system_message(self, include_prior: bool) -> str:
-        return naive_message(self.task_text(include_prior), ANSWER)
+        return self.scientist_prompt(self.task_text(include_prior), how)
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         env: Emotion = self.env  # type: ignore[assignment]
@@ -153,16 +153,6 @@ class EmotionGoal(Goal):
         rng = np.random.default_rng(0)
         y = self.env.simulate(self.env.prior_sample(20_000, rng), question.point, rng)
         return [float(v) for v in y.mean(axis=0)]
-
-
-OBSERVE = (
-    "Write your reasoning inside <thought></thought> tags and the spin you choose inside "
-    "<observe></observe> tags."
-)
-ANSWER = (
-    "When asked a question, reply inside <answer></answer> tags with the eight lines of the "
-    "template given, one integer rating from 1 to 9 per emotion."
-)
 
 
 def _two_decimal_probs(rng: np.random.Generator) -> list[float]:

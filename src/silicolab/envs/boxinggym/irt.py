@@ -39,8 +39,6 @@ from scipy import special, stats
 
 from silicolab.envs.boxinggym import parsing
 from silicolab.envs.boxinggym.base import (
-    ANSWER_FORMAT,
-    OBSERVE_FORMAT,
     BoxingEnv,
     Goal,
     InvalidDesign,
@@ -355,7 +353,6 @@ class CorrectnessGoal(Goal):
                 f"{e.num_students - 1} and question IDs from 0 to {e.num_questions - 1}. "
                 "Write a query as [student_id, question_id]."
             )
-            example = "[1, 3]"
         else:
             intro = (
                 "The environment maps two integers to a boolean value. The first integer runs "
@@ -363,10 +360,7 @@ class CorrectnessGoal(Goal):
                 f"the output is 0 or 1. {self.task_text(False)}\n"
                 "Write a query as [integer 1, integer 2]."
             )
-            example = "[1, 3]"
-        return (
-            f"{intro}\n{OBSERVE_FORMAT} For example: <observe>{example}</observe>\n{ANSWER_FORMAT}"
-        )
+        return self.scientist_prompt(intro, example="[1, 3]")
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         """The held-out pairs (the same set every time; cycled if ``n`` exceeds it)."""

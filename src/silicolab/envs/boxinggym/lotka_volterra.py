@@ -57,6 +57,7 @@ from silicolab.envs.boxinggym.lotka_volterra_model import (
 )
 from silicolab.envs.boxinggym.lotka_volterra_posterior import check_data, constrained_smc
 from silicolab.envs.boxinggym.parsing import format_number, literal_list, parse_float
+from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 
 __all__ = [
     "NAMES",
@@ -80,12 +81,14 @@ class PopulationGoal(Goal):
     name = "direct"
     norm_mu = 8.327445247142364
     norm_sigma = 17.548285564117467
-    kind = "error"
-
-    def task_text(self, include_prior: bool) -> str:
-        if include_prior:
-            return "Your goal is to predict the populations of prey and predators at a given time."
-        return "Your goal is to predict the two outputs of a function at a given input."
+    task_texts = (
+        "Your goal is to predict the populations of prey and predators at a given time.",
+        "Your goal is to predict the two outputs of a function at a given input.",
+    )
+    observe_format = observe_instruction("time")
+    answer_format = answer_instruction(
+        "two numbers in the format [prey, predators], e.g. <answer>[2, 3]</answer>."
+    )
 
     def system_message(self, include_prior: bool) -> str:
         if include_prior:
@@ -101,14 +104,8 @@ class PopulationGoal(Goal):
                 "You can observe the function one input at a time: write one float between 0 "
                 f"and 50, e.g. <observe>2.5</observe>; it returns two nonnegative {outputs}."
             )
-        return "\n".join(
-            [
-                self.task_text(include_prior),
-                "Conduct experiments to learn the dynamics.",
-                story,
-                OBSERVE,
-                ANSWER,
-            ]
+        return self.scientist_prompt(
+            self.task_text(include_prior), "Conduct experiments to learn the dynamics.", story
         )
 
     def naive_system_message(self, include_prior: bool) -> str:
@@ -117,7 +114,7 @@ class PopulationGoal(Goal):
                 self.task_text(include_prior),
                 "Reply inside <answer></answer> tags with a single number.",
             )
-        return naive_message(self.task_text(include_prior), ANSWER)
+        return super().naive_system_message(include_prior)
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         env: LotkaVolterra = self.env  # type: ignore[assignment]
@@ -156,16 +153,6 @@ class PopulationGoal(Goal):
         theta = self.env.prior_sample(4000, np.random.default_rng(0))
         y = observe(integrate(theta, [float(question.point)])[:, 0, :])
         return [float(v) for v in y.mean(axis=0)]
-
-
-OBSERVE = (
-    "Write your reasoning inside <thought></thought> tags and the time you choose inside "
-    "<observe></observe> tags."
-)
-ANSWER = (
-    "When asked a question, reply inside <answer></answer> tags with two numbers in the "
-    "format [prey, predators], e.g. <answer>[2, 3]</answer>."
-)
 
 
 class LotkaVolterra(BoxingEnv):

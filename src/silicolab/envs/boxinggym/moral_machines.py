@@ -34,13 +34,13 @@ from silicolab.envs.boxinggym.base import (
     Question,
     Theta,
     importance_posterior,
-    naive_message,
 )
 from silicolab.envs.boxinggym.participant_text import (
     participant_record,
     participant_sentence,
     sample_index_for,
 )
+from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 from silicolab.llm.base import LanguageModel
 
 CHARACTERS = (
@@ -135,6 +135,12 @@ def participant_prompt(design: tuple, choice: int) -> str:
     )
 
 
+_TASK = (
+    "Your goal is to predict which group a participant chooses to save in a self-driving-car "
+    "dilemma."
+)
+
+
 class JudgementGoal(Goal):
     """Predict which group the participant saves (1 or 2); metric: accuracy."""
 
@@ -142,12 +148,9 @@ class JudgementGoal(Goal):
     norm_mu = 0.424
     norm_sigma = 0.494190246767376
     kind = "accuracy"
-
-    def task_text(self, include_prior: bool) -> str:
-        return (
-            "Your goal is to predict which group a participant chooses to save in a "
-            "self-driving-car dilemma."
-        )
+    task_texts = (_TASK, _TASK)
+    observe_format = observe_instruction("scenario")
+    answer_format = answer_instruction("only 1 or 2.")
 
     def system_message(self, include_prior: bool) -> str:
         example = (
@@ -163,10 +166,7 @@ class JudgementGoal(Goal):
             f"<observe>Group 1: [{example}]\nGroup 2: [boy, dog]\nIntervention: swerve"
             "</observe>\nThe participant explains the choice in words."
         )
-        return "\n".join([self.task_text(include_prior), how, OBSERVE, ANSWER])
-
-    def naive_system_message(self, include_prior: bool) -> str:
-        return naive_message(self.task_text(include_prior), ANSWER)
+        return self.scientist_prompt(self.task_text(include_prior), how)
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         """Random scenarios with simulated choices, balanced: even questions want choice 1,
@@ -206,13 +206,6 @@ class JudgementGoal(Goal):
         theta = self.env.prior_sample(20_000, np.random.default_rng(0))
         eta = logit_save_group1(theta, question.point, self.env.fidelity)
         return 1 if expit(eta).mean() >= 0.5 else 2
-
-
-OBSERVE = (
-    "Write your reasoning inside <thought></thought> tags and the scenario you choose inside "
-    "<observe></observe> tags."
-)
-ANSWER = "When asked a question, reply inside <answer></answer> tags with only 1 or 2."
 
 
 class MoralMachines(BoxingEnv):

@@ -29,6 +29,7 @@ import numpy as np
 from silicolab.core import seeding
 from silicolab.core.errors import InputError
 from silicolab.envs.base import FIDELITIES, EnvSpec, Fidelity, check_fidelity
+from silicolab.envs.boxinggym import parsing
 from silicolab.envs.boxinggym.goal import Goal, Question, Score, SquaredErrorGoal
 from silicolab.envs.boxinggym.posterior import (
     grid_posterior,
@@ -62,6 +63,7 @@ __all__ = [
     "Score",
     "SquaredErrorGoal",
     "Theta",
+    "TimeDesignEnv",
     "communication_prompt",
     "grid_posterior",
     "importance_posterior",
@@ -335,6 +337,33 @@ class BoxingEnv(ABC):
             "theta": {k: to_jsonable(np.asarray(v)[0]) for k, v in self.theta.items()},
             "data": [[to_jsonable(d), to_jsonable(y)] for d, y in self.data],
         }
+
+
+class TimeDesignEnv(BoxingEnv):
+    """An environment whose design is one time in ``[t_low, t_high]`` (peregrines,
+    predator-prey): its validation with the published messages, its random design
+    (uniform) and the design's text (two decimals)."""
+
+    t_low: ClassVar[float]
+    t_high: ClassVar[float]
+
+    def validate(self, design_text: str) -> float:
+        """The time written, or :class:`InvalidDesign` if it is not a number in range."""
+        try:
+            t = parsing.parse_float(design_text)
+        except (ValueError, TypeError):
+            raise InvalidDesign("Input must be a float.") from None
+        if not self.t_low <= t <= self.t_high:
+            raise InvalidDesign(f"Input must be between {self.t_low:g} and {self.t_high:g}.")
+        return t
+
+    def sample_design(self, rng: np.random.Generator) -> float:
+        """A time uniform on ``[t_low, t_high]``."""
+        return float(rng.uniform(self.t_low, self.t_high))
+
+    def format_design(self, design: Any) -> str:
+        """The time with at most two decimals."""
+        return parsing.format_number(float(design), 2)
 
 
 def theta_size(theta: Theta) -> int:

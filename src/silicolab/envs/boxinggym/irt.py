@@ -235,17 +235,11 @@ class IRT(BoxingEnv):
             out.append((s, q, int(y)))
         return out
 
-    def posterior_sample(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        data: Sequence[tuple[Any, Any]] | None = None,
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Adaptive importance sampling of the involved parameters (see module doc)."""
-        data = self.data if data is None else data
         obs = self._conditioning_data(data)
-        if not obs:
-            return self.prior_sample(n, rng)
         students = sorted({s for s, _, _ in obs})
         questions = sorted({q for _, q, _ in obs})
         keys = ["alpha"] + [k for k in self._param_shapes() if k != "alpha"]

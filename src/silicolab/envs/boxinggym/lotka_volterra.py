@@ -30,12 +30,11 @@ from typing import Any
 import numpy as np
 
 from silicolab.envs.boxinggym.base import (
-    BoxingEnv,
     Goal,
-    InvalidDesign,
     PosteriorUnavailable,
     Question,
     Theta,
+    TimeDesignEnv,
     naive_message,
 )
 from silicolab.envs.boxinggym.lotka_volterra_eig import outcome_entropy
@@ -56,7 +55,7 @@ from silicolab.envs.boxinggym.lotka_volterra_model import (
     true_state,
 )
 from silicolab.envs.boxinggym.lotka_volterra_posterior import check_data, constrained_smc
-from silicolab.envs.boxinggym.parsing import format_number, literal_list, parse_float
+from silicolab.envs.boxinggym.parsing import literal_list, parse_float
 from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 
 __all__ = [
@@ -155,11 +154,12 @@ class PopulationGoal(Goal):
         return [float(v) for v in y.mean(axis=0)]
 
 
-class LotkaVolterra(BoxingEnv):
+class LotkaVolterra(TimeDesignEnv):
     """Predator–prey: design = a time in [0, 50], outcome = ``(prey, predators)``."""
 
     name = "lotka_volterra"
     goals = ("direct",)
+    t_low, t_high = T_LOW, T_HIGH
     _grid_cache: tuple[tuple[np.ndarray, ...], GridStates] | None = None
 
     @property
@@ -175,24 +175,9 @@ class LotkaVolterra(BoxingEnv):
         params = {k: float(np.asarray(v)[0]) for k, v in self.theta.items()}
         return observe(true_state(params, t))
 
-    def validate(self, design_text: str) -> float:
-        try:
-            t = parse_float(design_text)
-        except (ValueError, TypeError):
-            raise InvalidDesign("Input must be a float.") from None
-        if not T_LOW <= t <= T_HIGH:
-            raise InvalidDesign(f"Input must be between {T_LOW:g} and {T_HIGH:g}.")
-        return t
-
     def draw_outcome(self, design: Any) -> tuple[int, int]:
         prey, pred = self.true_observation(float(design))
         return int(prey), int(pred)
-
-    def sample_design(self, rng: np.random.Generator) -> float:
-        return float(rng.uniform(T_LOW, T_HIGH))
-
-    def format_design(self, design: Any) -> str:
-        return format_number(float(design), 2)
 
     def format_outcome(self, y: Any) -> str:
         prey, pred = y
@@ -229,19 +214,16 @@ class LotkaVolterra(BoxingEnv):
         match = np.all(simulated == observed[None], axis=(1, 2))
         return np.where(match, 0.0, -np.inf)
 
-    def posterior_sample(
-        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]] | None = None
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """``n`` exact posterior samples: the prior restricted to parameters that reproduce
-        every observed pair (:func:`constrained_smc`); the prior itself without data.
+        every observed pair (:func:`constrained_smc`).
 
         Raises :class:`PosteriorUnavailable` for data this model cannot produce (negative or
         non-integer counts, a state other than ``(40, 9)`` at ``t = 0``, two different
         outcomes at one time, or the tolerance stalling above exactness).
         """
-        data = self.data if data is None else data
-        if not data:
-            return self.prior_sample(n, rng)
         times, observed = check_data(data)
         return constrained_smc(times, observed, n, rng, positive=self.fidelity == "fixed")
 

@@ -9,8 +9,8 @@ language model (architecture rule: ``envs`` never call an LLM except the two spe
 participants).
 
 The environment API is synchronous (``BoxingEnv.run``), so :func:`participant_sentence`
-calls the model's synchronous :meth:`~silicolab.llm.base.LanguageModel.generate`, which
-runs the async call to completion with ``asyncio.run``. Inside a running event loop that
+runs its async twin to completion with :func:`~silicolab.llm.base.run_sync` (as the model's
+synchronous ``generate`` does). Inside a running event loop that
 refuses with an :class:`~silicolab.core.errors.InputError` naming the fix; async callers
 should use :func:`aparticipant_sentence` instead. Calls pass a ``sample_index`` derived
 from the call's logical identity (environment, seed, step, design), so reruns and resumed
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from silicolab.core.seeding import stable_hash
-from silicolab.llm.base import LanguageModel
+from silicolab.llm.base import LanguageModel, run_sync
 
 Source = Literal["llm", "template"]
 
@@ -75,16 +75,14 @@ def participant_sentence(
 
     Synchronous (see the module docstring); raises ``InputError`` inside a running loop.
     """
-    if llm is None:
+    if llm is None:  # no event loop needed: a template works inside a running one too
         return Utterance(template, "template")
-    reply = llm.generate(
-        _messages(system, user),
-        temperature=PARTICIPANT_TEMPERATURE,
-        max_tokens=PARTICIPANT_MAX_TOKENS,
-        tag=tag,
-        sample_index=sample_index,
+    sentence: Utterance = run_sync(
+        aparticipant_sentence(
+            llm, system=system, user=user, template=template, sample_index=sample_index, tag=tag
+        )
     )
-    return _clean(reply.text, template)
+    return sentence
 
 
 async def aparticipant_sentence(

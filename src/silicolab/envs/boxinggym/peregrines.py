@@ -26,14 +26,13 @@ import numpy as np
 from scipy import special, stats
 
 from silicolab.envs.boxinggym.base import (
-    BoxingEnv,
-    InvalidDesign,
     Question,
     SquaredErrorGoal,
     Theta,
+    TimeDesignEnv,
     systematic_resample,
 )
-from silicolab.envs.boxinggym.parsing import format_number, int_from_float, parse_float
+from silicolab.envs.boxinggym.parsing import int_from_float
 from silicolab.envs.boxinggym.posterior import normalized_weights
 from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 
@@ -183,27 +182,13 @@ class PopulationGoal(SquaredErrorGoal):
 # --- environment ------------------------------------------------------------------------------
 
 
-class Peregrines(BoxingEnv):
+class Peregrines(TimeDesignEnv):
     """Peregrine falcon counts: design = a time in [0, 5], outcome = a Poisson count."""
 
     name = "peregrines"
     goals = ("direct",)
+    t_low, t_high = T_LOW, T_HIGH
     goal_classes = ("PopulationGoal",)
-
-    def validate(self, design_text: str) -> float:
-        try:
-            t = parse_float(design_text)
-        except (ValueError, TypeError):
-            raise InvalidDesign("Input must be a float.") from None
-        if not T_LOW <= t <= T_HIGH:
-            raise InvalidDesign(f"Input must be between {T_LOW:g} and {T_HIGH:g}.")
-        return t
-
-    def sample_design(self, rng: np.random.Generator) -> float:
-        return float(rng.uniform(T_LOW, T_HIGH))
-
-    def format_design(self, design: Any) -> str:
-        return format_number(float(design), 2)
 
     def format_outcome(self, y: Any) -> str:
         return str(int(y))

@@ -26,7 +26,6 @@ from scipy import stats
 from scipy.special import logsumexp
 
 from silicolab.envs.boxinggym.base import (
-    BoxingEnv,
     Goal,
     InvalidDesign,
     Question,
@@ -54,11 +53,7 @@ from silicolab.envs.boxinggym.emotion_participant import (
     template_sentence,
 )
 from silicolab.envs.boxinggym.emotion_posterior import emotion_posterior
-from silicolab.envs.boxinggym.participant_text import (
-    participant_record,
-    participant_sentence,
-    sample_index_for,
-)
+from silicolab.envs.boxinggym.participant_text import SpeakingParticipantEnv
 from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 from silicolab.llm.base import LanguageModel
 
@@ -170,7 +165,7 @@ def _two_decimal_probs(rng: np.random.Generator) -> list[float]:
             return probs
 
 
-class Emotion(BoxingEnv):
+class Emotion(SpeakingParticipantEnv):
     """Emotions from outcomes: design = a wheel spin, outcome = eight Likert ratings."""
 
     name = "emotion"
@@ -182,19 +177,11 @@ class Emotion(BoxingEnv):
     fixed_nmc = (1000, 1000)
 
     def __init__(self, *, llm: LanguageModel | None = None, **kwargs: Any) -> None:
-        if not kwargs.get("include_prior", True):
-            raise ValueError("the emotion environment supports only the prior condition")
-        self.llm = llm
         self._table_scope: list[Any] | None = None
         self._scratch: np.ndarray | None = None  # see posterior_sample
         #: per rejuvenated emotion (index), the moves and mean acceptance of the last posterior
         self.rejuvenation: dict[int, dict[str, float]] = {}
-        self.utterances: list[dict[str, Any]] = []
-        super().__init__(**kwargs)
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        self.utterances = []
+        super().__init__(llm=llm, **kwargs)
 
     def make_goal(self, name: str) -> Goal:
         return EmotionGoal(self)
@@ -228,18 +215,14 @@ class Emotion(BoxingEnv):
         """Validate, draw the ratings, voice them, record both; return the sentence."""
         design = self.validate(design_text)
         ratings = self.draw_outcome(design)
-        step = len(self.data)
-        self.data.append((design, ratings))
-        said = participant_sentence(
-            self.llm,
+        said = self.voice(
+            design,
+            ratings,
             system=PARTICIPANT_SYSTEM,
             user=participant_prompt(design, ratings),
             template=template_sentence(ratings),
-            sample_index=sample_index_for(self.name, self.seed, step, self.format_design(design)),
-            tag="participant",
         )
-        self.utterances.append({"step": step, "text": said.text, "source": said.source})
-        return f"The participant responded with: {said.text}\n"
+        return f"The participant responded with: {said}\n"
 
     def sample_design(self, rng: np.random.Generator) -> WheelDesign:
         prizes = tuple(float(round(v, 1)) for v in rng.uniform(0, 100, 3))
@@ -361,9 +344,6 @@ class Emotion(BoxingEnv):
         if size <= _SCRATCH_MAX:
             self._scratch = buffer
         return buffer
-
-    def to_record(self) -> dict[str, Any]:
-        return {**super().to_record(), **participant_record(self.utterances, self.llm)}
 
 
 def make_emotion(

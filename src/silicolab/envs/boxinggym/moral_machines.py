@@ -28,20 +28,14 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from silicolab.envs.boxinggym.base import (
-    BoxingEnv,
     Goal,
     InvalidDesign,
     Question,
     Theta,
     importance_posterior,
 )
-from silicolab.envs.boxinggym.participant_text import (
-    participant_record,
-    participant_sentence,
-    sample_index_for,
-)
+from silicolab.envs.boxinggym.participant_text import SpeakingParticipantEnv
 from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
-from silicolab.llm.base import LanguageModel
 
 CHARACTERS = (
     "stroller", "boy", "girl", "pregnant_woman", "male_doctor", "female_doctor",
@@ -208,24 +202,13 @@ class JudgementGoal(Goal):
         return 1 if expit(eta).mean() >= 0.5 else 2
 
 
-class MoralMachines(BoxingEnv):
+class MoralMachines(SpeakingParticipantEnv):
     """Moral Machines: design = (group 1, group 2, intervention), outcome = choice 1 or 2."""
 
     name = "moral_machines"
     goals = ("direct",)
     goal_classes = ("JudgementGoal",)
     faithful_nmc = (100, 10)
-
-    def __init__(self, *, llm: LanguageModel | None = None, **kwargs: Any) -> None:
-        if not kwargs.get("include_prior", True):
-            raise ValueError("the moral_machines environment supports only the prior condition")
-        self.llm = llm
-        self.utterances: list[dict[str, Any]] = []
-        super().__init__(**kwargs)
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        self.utterances = []
 
     def validate(self, design_text: str) -> tuple:
         text = str(design_text)
@@ -252,18 +235,14 @@ class MoralMachines(BoxingEnv):
         """Validate, draw the choice, voice it, record both; return the sentence."""
         design = self.validate(design_text)
         choice = int(self.draw_outcome(design))
-        step = len(self.data)
-        self.data.append((design, choice))
-        said = participant_sentence(
-            self.llm,
+        said = self.voice(
+            design,
+            choice,
             system=participant_system(self.theta),
             user=participant_prompt(design, choice),
             template=template_sentence(design, choice),
-            sample_index=sample_index_for(self.name, self.seed, step, self.format_design(design)),
-            tag="participant",
         )
-        self.utterances.append({"step": step, "text": said.text, "source": said.source})
-        return f"The participant responded with: {said.text}"
+        return f"The participant responded with: {said}"
 
     def sample_design(self, rng: np.random.Generator) -> tuple:
         groups = [
@@ -314,9 +293,6 @@ class MoralMachines(BoxingEnv):
             return total
 
         return importance_posterior(self, n, rng, data, log_likelihood=log_lik)
-
-    def to_record(self) -> dict[str, Any]:
-        return {**super().to_record(), **participant_record(self.utterances, self.llm)}
 
 
 #: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).

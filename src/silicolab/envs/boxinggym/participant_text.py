@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from silicolab.core.seeding import stable_hash
+from silicolab.envs.boxinggym.base import BoxingEnv
 from silicolab.llm.base import LanguageModel, run_sync
 
 Source = Literal["llm", "template"]
@@ -114,3 +115,43 @@ def participant_record(utterances: Sequence[Any], llm: Any) -> dict[str, Any]:
         "utterances": list(utterances),
         "participant": llm.spec if llm is not None else "template",
     }
+
+
+class SpeakingParticipantEnv(BoxingEnv):
+    """An environment whose outcome a simulated participant voices (emotions, moral
+    machines): the sentence comes from ``llm`` (else a template), every utterance is kept
+    with its source for the record, and only the prior condition exists (the participant's
+    story is the prior)."""
+
+    def __init__(self, *, llm: LanguageModel | None = None, **kwargs: Any) -> None:
+        if not kwargs.get("include_prior", True):
+            raise ValueError(f"the {self.name} environment supports only the prior condition")
+        self.llm = llm
+        self.utterances: list[dict[str, Any]] = []
+        super().__init__(**kwargs)
+
+    def reset(self, seed: int | None = None) -> None:
+        """A new true θ, no data and no utterances."""
+        super().reset(seed)
+        self.utterances = []
+
+    def voice(self, design: Any, outcome: Any, *, system: str, user: str, template: str) -> str:
+        """Record ``(design, outcome)`` as the next data point and return the participant's
+        sentence for it (from ``system`` and ``user``, or ``template``), recorded as an
+        utterance of that step; its ``sample_index`` names the env, seed, step and design."""
+        step = len(self.data)
+        self.data.append((design, outcome))
+        said = participant_sentence(
+            self.llm,
+            system=system,
+            user=user,
+            template=template,
+            sample_index=sample_index_for(self.name, self.seed, step, self.format_design(design)),
+            tag="participant",
+        )
+        self.utterances.append({"step": step, "text": said.text, "source": said.source})
+        return said.text
+
+    def to_record(self) -> dict[str, Any]:
+        """The environment's record with the utterances and who spoke them."""
+        return {**super().to_record(), **participant_record(self.utterances, self.llm)}

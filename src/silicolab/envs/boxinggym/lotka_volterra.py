@@ -227,11 +227,6 @@ class LotkaVolterra(TimeDesignEnv):
         times, observed = check_data(data)
         return constrained_smc(times, observed, n, rng, positive=self.fidelity == "fixed")
 
-    def exact_eig(self, design: Any, data: Sequence[tuple[Any, Any]] | None = None) -> None:
-        """Not available in closed form (the predictive distribution of the rounded state has
-        no tractable form); :meth:`eig_estimate` estimates it."""
-        return None
-
     def eig_estimate(
         self,
         design: Any,
@@ -244,7 +239,9 @@ class LotkaVolterra(TimeDesignEnv):
         """EIG of observing at time ``design``: the entropy of the predictive distribution of
         the observed pair, from all ``outer`` and ``inner`` samples (:func:`outcome_entropy`).
 
-        The outcome is a deterministic function of θ, so ``H[y | θ] = 0`` and
+        There is no closed form (:meth:`exact_eig` stays ``None``: the predictive
+        distribution of the rounded state has no tractable form). The outcome is a
+        deterministic function of θ, so ``H[y | θ] = 0`` and
         ``EIG = I(θ; y) = H[y]``; the outer/inner split of NMC is not needed and NMC itself
         would fail (indicator likelihood). States come from a per-sample-set
         :class:`GridStates` cache, so repeated designs on the same samples cost ~1 ms.

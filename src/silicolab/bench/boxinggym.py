@@ -29,7 +29,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from silicolab.bench.harness import arun_episode_groups, play_episode, positive_int, sync
+from silicolab.bench.harness import (
+    arun_episode_groups,
+    offline_twin,
+    play_episode,
+    positive_int,
+    sync,
+)
 from silicolab.core.errors import InputError
 from silicolab.envs import spec
 from silicolab.runtime.base import EventLog
@@ -285,12 +291,6 @@ async def _aplay(unit: BoxingGymUnit, models: Models = Models()) -> dict[str, An
     )
 
 
-def play_offline_unit(unit: BoxingGymUnit) -> dict[str, Any]:
-    """One reference or random episode as its event (top level so a process pool can
-    pickle it)."""
-    return sync(_aplay(unit), twin="arun_boxinggym")
-
-
 def _mean_ci(values: Sequence[float | None]) -> tuple[float, float]:
     clean = np.array([float(v) for v in values if v is not None and math.isfinite(float(v))])
     if clean.size == 0:
@@ -389,7 +389,7 @@ async def arun_boxinggym(
         group=lambda u: (u.env, u.goal),
         groups=bench.pairs,
         run=run,
-        offline=None if online else play_offline_unit,
+        offline=None if online else offline_twin(_aplay, "arun_boxinggym"),
         description="boxinggym",
     )
     rows = []

@@ -21,7 +21,14 @@ from typing import Any
 
 import pandas as pd
 
-from silicolab.bench.harness import arun_episode_groups, mean, play_episode, positive_int, sync
+from silicolab.bench.harness import (
+    arun_episode_groups,
+    mean,
+    offline_twin,
+    play_episode,
+    positive_int,
+    sync,
+)
 from silicolab.core.errors import InputError
 from silicolab.runtime.base import EventLog
 
@@ -255,12 +262,6 @@ async def _aplay(unit: CausaLabUnit, model: Any = None) -> dict[str, Any]:
     )
 
 
-def play_offline_unit(unit: CausaLabUnit) -> dict[str, Any]:
-    """One reference or random episode as its event (top level so a process pool can
-    pickle it)."""
-    return sync(_aplay(unit), twin="arun_causalab")
-
-
 def suite_row(suite: str, records: Sequence[dict[str, Any]], errors: int) -> dict[str, Any]:
     """Macro averages over the episodes of one suite (accuracy and consistency in %)."""
     won = [r for r in records if r["success"]]
@@ -325,7 +326,7 @@ async def arun_causalab(
         group=lambda u: u.suite,
         groups=bench.suites,
         run=run,
-        offline=None if bench.agent == "llm" else play_offline_unit,
+        offline=None if bench.agent == "llm" else offline_twin(_aplay, "arun_causalab"),
         description="causalab",
     )
     rows = []

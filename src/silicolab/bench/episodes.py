@@ -21,7 +21,14 @@ from typing import Any
 
 import pandas as pd
 
-from silicolab.bench.harness import arun_episode_groups, mean, play_episode, positive_int, sync
+from silicolab.bench.harness import (
+    arun_episode_groups,
+    mean,
+    offline_twin,
+    play_episode,
+    positive_int,
+    sync,
+)
 from silicolab.core.errors import InputError
 from silicolab.runtime.base import EventLog
 
@@ -70,11 +77,6 @@ async def _aplay(unit: EpisodeUnit, model: Any = None) -> dict[str, Any]:
     return await play_episode(env, bench.agent, model=model, seed=unit.seed, options=bench.options)
 
 
-def play_offline_unit(unit: EpisodeUnit) -> dict[str, Any]:
-    """One episode without a model (top level so a process pool can pickle it)."""
-    return sync(_aplay(unit), twin="arun_episodes")
-
-
 def env_row(env: str, episodes: Sequence[Mapping[str, Any]], errors: int) -> dict[str, Any]:
     """The mean of each score and health counter over one environment's episodes."""
     row: dict[str, Any] = {"env": env, "episodes": len(episodes), "errors": errors}
@@ -107,7 +109,7 @@ async def arun_episodes(
         group=lambda u: u.env,
         groups=bench.envs,
         run=run,
-        offline=None if model is not None else play_offline_unit,
+        offline=None if model is not None else offline_twin(_aplay, "arun_episodes"),
         description="episodes",
     )
     rows = []

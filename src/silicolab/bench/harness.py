@@ -6,7 +6,10 @@ module runs them: :func:`arun_units` picks the executor (a process pool for CPU-
 when ``jobs > 1``, the event loop otherwise), appends every finished unit to the run's
 ``events.jsonl`` (a rerun skips it: resume) and records failures instead of stopping;
 :func:`run_health` turns the results into a :class:`~silicolab.runs.RunHealth`;
-:func:`sync` is the one synchronous twin of every bench's async runner.
+:func:`arun_episode_groups` does both for the episode benches and splits their results into
+the rows of the table (:class:`EpisodeGroup`), with :func:`offline_twin` as the process-pool
+twin of their play function; :func:`sync` is the one synchronous twin of every bench's
+async runner.
 """
 
 from __future__ import annotations
@@ -133,6 +136,22 @@ async def play_episode(
     return (await arun_episode(env, scientist, **play_options)).to_event()
 
 
+def offline_twin(
+    play: Callable[[Any], Coroutine[Any, Any, Any]], twin: str
+) -> Callable[[Any], Any]:
+    """The process-pool twin of an episode bench's ``play(unit)`` coroutine function (a
+    top-level function, so the twin pickles): it plays the unit with no model, in the worker's
+    own event loop (``twin`` names the bench's async runner for :func:`sync`)."""
+    return functools.partial(_play_offline, play, twin)
+
+
+def _play_offline(
+    play: Callable[[Any], Coroutine[Any, Any, Any]], twin: str, unit: Any
+) -> dict[str, Any]:
+    event: dict[str, Any] = sync(play(unit), twin=twin)
+    return event
+
+
 def sync(coro: Coroutine[Any, Any, Any], twin: str) -> Any:
     """Run a bench's async runner from synchronous code (``twin`` names it for the error
     raised inside a running event loop, e.g. a notebook)."""
@@ -177,6 +196,7 @@ __all__ = [
     "arun_units",
     "episode_health",
     "mean",
+    "offline_twin",
     "play_episode",
     "positive_int",
     "run_health",

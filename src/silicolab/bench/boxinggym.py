@@ -29,7 +29,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from silicolab.bench.harness import arun_episodes_units, play_episode, positive_int, sync
+from silicolab.bench.harness import (
+    arun_episode_groups,
+    offline_twin,
+    play_episode,
+    positive_int,
+    sync,
+)
 from silicolab.core.errors import InputError
 from silicolab.envs import spec
 from silicolab.runtime.base import EventLog
@@ -285,12 +291,6 @@ async def _aplay(unit: BoxingGymUnit, models: Models = Models()) -> dict[str, An
     )
 
 
-def play_offline_unit(unit: BoxingGymUnit) -> dict[str, Any]:
-    """One reference or random episode as its event (top level so a process pool can
-    pickle it)."""
-    return sync(_aplay(unit), twin="arun_boxinggym")
-
-
 def _mean_ci(values: Sequence[float | None]) -> tuple[float, float]:
     clean = np.array([float(v) for v in values if v is not None and math.isfinite(float(v))])
     if clean.size == 0:
@@ -382,23 +382,22 @@ async def arun_boxinggym(
     label = models.scientist.spec if bench.agent == "llm" else ""
     tag = _tag(bench, label, models.novice)
     online = bench.agent == "llm" or bench.communicate or bool(models.env_options)
-    units = bench.units()
-    results, health = await arun_episodes_units(
-        units,
+    groups, health = await arun_episode_groups(
+        bench,
         functools.partial(_aplay, models=models),
         key=lambda u: f"{tag}/{u.env}/{u.goal}/seed={u.seed}",
-        jobs=bench.jobs,
+        group=lambda u: (u.env, u.goal),
+        groups=bench.pairs,
         run=run,
-        offline=None if online else play_offline_unit,
+        offline=None if online else offline_twin(_aplay, "arun_boxinggym"),
         description="boxinggym",
     )
     rows = []
-    for env, goal in bench.pairs:
-        mine = [r for r, u in zip(results, units, strict=True) if (u.env, u.goal) == (env, goal)]
-        records = [r.value["record"] for r in mine if r.ok]
-        row = pair_row(env, goal, records, errors=sum(not r.ok for r in mine))
+    for group in groups:
+        (env, goal), records = group.key, [event["record"] for event in group.events]
+        row = pair_row(env, goal, records, errors=group.errors)
         row.update(agent=bench.agent, model=label, prior=bench.prior, fidelity=bench.fidelity)
-        row["error_messages"] = sorted({str(r.error) for r in mine if not r.ok})
+        row["error_messages"] = sorted({str(r.error) for r in group.failed})
         rows.append(_with_published(row, bench.prior, bench.fidelity))
     table = pd.DataFrame(rows)
     if label:

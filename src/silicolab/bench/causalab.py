@@ -21,7 +21,14 @@ from typing import Any
 
 import pandas as pd
 
-from silicolab.bench.harness import arun_episodes_units, mean, play_episode, positive_int, sync
+from silicolab.bench.harness import (
+    arun_episode_groups,
+    mean,
+    offline_twin,
+    play_episode,
+    positive_int,
+    sync,
+)
 from silicolab.core.errors import InputError
 from silicolab.runtime.base import EventLog
 
@@ -255,12 +262,6 @@ async def _aplay(unit: CausaLabUnit, model: Any = None) -> dict[str, Any]:
     )
 
 
-def play_offline_unit(unit: CausaLabUnit) -> dict[str, Any]:
-    """One reference or random episode as its event (top level so a process pool can
-    pickle it)."""
-    return sync(_aplay(unit), twin="arun_causalab")
-
-
 def suite_row(suite: str, records: Sequence[dict[str, Any]], errors: int) -> dict[str, Any]:
     """Macro averages over the episodes of one suite (accuracy and consistency in %)."""
     won = [r for r in records if r["success"]]
@@ -318,21 +319,20 @@ async def arun_causalab(
         model = load_model(model) if isinstance(model, str) else model
         label = model.spec
     tag = f"{bench.agent}[{label}|verify={bench.verify}|{bench.fidelity}|seed={bench.seed}]"
-    units = bench.units()
-    results, health = await arun_episodes_units(
-        units,
+    groups, health = await arun_episode_groups(
+        bench,
         functools.partial(_aplay, model=model),
         key=lambda u: f"{tag}/{u.suite}/{u.index}",
-        jobs=bench.jobs,
+        group=lambda u: u.suite,
+        groups=bench.suites,
         run=run,
-        offline=None if bench.agent == "llm" else play_offline_unit,
+        offline=None if bench.agent == "llm" else offline_twin(_aplay, "arun_causalab"),
         description="causalab",
     )
     rows = []
-    for suite in bench.suites:
-        mine = [r for r, u in zip(results, units, strict=True) if u.suite == suite]
-        records = [r.value["record"] for r in mine if r.ok]
-        row = suite_row(suite, records, errors=sum(not r.ok for r in mine))
+    for group in groups:
+        records = [event["record"] for event in group.events]
+        row = suite_row(group.key, records, errors=group.errors)
         row.update(agent=bench.agent, model=label, verify=bench.verify, fidelity=bench.fidelity)
         rows.append(_with_published(row, label, bench.verify))
     table = pd.DataFrame(rows)

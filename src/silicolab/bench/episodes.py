@@ -21,7 +21,14 @@ from typing import Any
 
 import pandas as pd
 
-from silicolab.bench.harness import arun_episodes_units, mean, play_episode, positive_int, sync
+from silicolab.bench.harness import (
+    arun_episode_groups,
+    mean,
+    offline_twin,
+    play_episode,
+    positive_int,
+    sync,
+)
 from silicolab.core.errors import InputError
 from silicolab.runtime.base import EventLog
 
@@ -70,11 +77,6 @@ async def _aplay(unit: EpisodeUnit, model: Any = None) -> dict[str, Any]:
     return await play_episode(env, bench.agent, model=model, seed=unit.seed, options=bench.options)
 
 
-def play_offline_unit(unit: EpisodeUnit) -> dict[str, Any]:
-    """One episode without a model (top level so a process pool can pickle it)."""
-    return sync(_aplay(unit), twin="arun_episodes")
-
-
 def env_row(env: str, episodes: Sequence[Mapping[str, Any]], errors: int) -> dict[str, Any]:
     """The mean of each score and health counter over one environment's episodes."""
     row: dict[str, Any] = {"env": env, "episodes": len(episodes), "errors": errors}
@@ -100,21 +102,20 @@ async def arun_episodes(
         raise InputError("the llm scientist needs model= (a spec such as 'openai:gpt-4o-mini')")
     label = "" if model is None else str(getattr(model, "spec", model))
     tag = f"{bench.agent}[{label}|{bench.env_options}|{bench.options}]"
-    units = bench.units()
-    results, health = await arun_episodes_units(
-        units,
+    groups, health = await arun_episode_groups(
+        bench,
         functools.partial(_aplay, model=model),
         key=lambda u: f"{tag}/{u.env}/seed={u.seed}",
-        jobs=bench.jobs,
+        group=lambda u: u.env,
+        groups=bench.envs,
         run=run,
-        offline=None if model is not None else play_offline_unit,
+        offline=None if model is not None else offline_twin(_aplay, "arun_episodes"),
         description="episodes",
     )
     rows = []
-    for env in bench.envs:
-        mine = [r for r, u in zip(results, units, strict=True) if u.env == env]
-        episodes = [r.value["episode"] for r in mine if r.ok]
-        row = env_row(env, episodes, errors=sum(not r.ok for r in mine))
+    for group in groups:
+        episodes = [event["episode"] for event in group.events]
+        row = env_row(group.key, episodes, errors=group.errors)
         rows.append({**row, "agent": bench.agent, "model": label})
     table = pd.DataFrame(rows)
     table.attrs["health"] = health

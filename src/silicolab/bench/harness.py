@@ -6,7 +6,10 @@ module runs them: :func:`arun_units` picks the executor (a process pool for CPU-
 when ``jobs > 1``, the event loop otherwise), appends every finished unit to the run's
 ``events.jsonl`` (a rerun skips it: resume) and records failures instead of stopping;
 :func:`run_health` turns the results into a :class:`~silicolab.runs.RunHealth`;
-:func:`sync` is the one synchronous twin of every bench's async runner.
+:func:`arun_episode_groups` does both for the episode benches and splits their results into
+the rows of the table (:class:`EpisodeGroup`), with :func:`offline_twin` as the process-pool
+twin of their play function; :func:`sync` is the one synchronous twin of every bench's
+async runner.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from silicolab.core.errors import InputError
@@ -58,32 +62,61 @@ async def arun_units(
     return await AsyncExecutor(concurrency, description=description).amap(play, units, **convert)
 
 
-async def arun_episodes_units(
-    units: Sequence[Any],
+@dataclass(frozen=True)
+class EpisodeGroup:
+    """The finished episodes of one row of a bench table (a suite, an environment, an
+    (environment, goal) pair): the ``events`` of the units that succeeded and the
+    ``failed`` results, recorded not fatal."""
+
+    key: Any
+    events: list[dict[str, Any]]
+    failed: list[UnitResult]
+
+    @property
+    def errors(self) -> int:
+        """How many of the group's units failed."""
+        return len(self.failed)
+
+
+async def arun_episode_groups(
+    bench: Any,
     play: Callable[[Any], Any],
     *,
     key: Callable[[Any], str],
-    jobs: int,
+    group: Callable[[Any], Any],
+    groups: Iterable[Any],
     run: EventLog | None,
     offline: Callable[[Any], Any] | None,
     description: str,
-) -> tuple[list[UnitResult], RunHealth]:
-    """:func:`arun_units` for episode units (their values are
-    :meth:`~silicolab.scientists.EpisodeRecord.to_event` dicts) and the run's health; a
-    failed unit counts as a model error when the episodes are model-driven (``offline``
-    is None)."""
+) -> tuple[list[EpisodeGroup], RunHealth]:
+    """Run every episode unit of ``bench`` (its ``units()``, ``jobs`` at a time) with
+    :func:`arun_units` and split the results by ``group(unit)`` into one
+    :class:`EpisodeGroup` per key of ``groups``, in that order; plus the run's health.
+
+    Unit values are :meth:`~silicolab.scientists.EpisodeRecord.to_event` dicts; a failed
+    unit counts as a model error when the episodes are model-driven (``offline`` is None).
+    """
+    units = bench.units()
     results = await arun_units(
         units,
         play,
         key=key,
-        jobs=jobs,
+        jobs=bench.jobs,
         run=run,
         events=True,
         process=offline,
         description=description,
     )
     health_of = functools.partial(episode_health, model_errors=offline is None)
-    return results, run_health(results, health_of)
+    by_key: dict[Any, list[UnitResult]] = {}
+    for result, unit in zip(results, units, strict=True):
+        by_key.setdefault(group(unit), []).append(result)
+    split = []
+    for name in groups:
+        mine = by_key.get(name, [])
+        events = [r.value for r in mine if r.ok]
+        split.append(EpisodeGroup(name, events, [r for r in mine if not r.ok]))
+    return split, run_health(results, health_of)
 
 
 async def play_episode(
@@ -101,6 +134,22 @@ async def play_episode(
 
     scientist = make_scientist(env, agent, model=model, seed=seed, **dict(options))
     return (await arun_episode(env, scientist, **play_options)).to_event()
+
+
+def offline_twin(
+    play: Callable[[Any], Coroutine[Any, Any, Any]], twin: str
+) -> Callable[[Any], Any]:
+    """The process-pool twin of an episode bench's ``play(unit)`` coroutine function (a
+    top-level function, so the twin pickles): it plays the unit with no model, in the worker's
+    own event loop (``twin`` names the bench's async runner for :func:`sync`)."""
+    return functools.partial(_play_offline, play, twin)
+
+
+def _play_offline(
+    play: Callable[[Any], Coroutine[Any, Any, Any]], twin: str, unit: Any
+) -> dict[str, Any]:
+    event: dict[str, Any] = sync(play(unit), twin=twin)
+    return event
 
 
 def sync(coro: Coroutine[Any, Any, Any], twin: str) -> Any:
@@ -142,10 +191,12 @@ def positive_int(value: Any, name: str) -> int:
 
 
 __all__ = [
-    "arun_episodes_units",
+    "EpisodeGroup",
+    "arun_episode_groups",
     "arun_units",
     "episode_health",
     "mean",
+    "offline_twin",
     "play_episode",
     "positive_int",
     "run_health",

@@ -3,7 +3,8 @@
 An environment (:class:`BoxingEnv`) is a simulator with latent parameters ``theta`` drawn from a
 prior; an agent proposes designs as text, :meth:`BoxingEnv.run` validates one, simulates one
 outcome from the true ``theta`` and returns the outcome text. A :class:`Goal` wraps an
-environment with prompts, evaluation questions and a standardised score.
+environment with prompts, evaluation questions and a standardised score (it lives in
+:mod:`silicolab.envs.boxinggym.goal` and is re-exported here, as are its companions).
 
 Every environment also exposes a *vectorised* Bayesian model (``prior_sample``, ``simulate``,
 ``log_likelihood``, ``posterior_sample``) over parameter samples ``Theta`` -- a dict of arrays
@@ -18,18 +19,18 @@ live in :mod:`silicolab.envs.boxinggym.posterior` and are re-exported here.
 
 from __future__ import annotations
 
-import math
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from silicolab.core import seeding
 from silicolab.core.errors import InputError
-from silicolab.envs.base import FIDELITIES, EnvSpec, Fidelity, GoalKind, check_fidelity
+from silicolab.envs.base import FIDELITIES, EnvSpec, Fidelity, check_fidelity
+from silicolab.envs.boxinggym import parsing
+from silicolab.envs.boxinggym.goal import Goal, Question, Score, SquaredErrorGoal
 from silicolab.envs.boxinggym.posterior import (
     grid_posterior,
     importance_posterior,
@@ -60,7 +61,9 @@ __all__ = [
     "InvalidDesign",
     "Question",
     "Score",
+    "SquaredErrorGoal",
     "Theta",
+    "TimeDesignEnv",
     "communication_prompt",
     "grid_posterior",
     "importance_posterior",
@@ -76,147 +79,6 @@ __all__ = [
 class PosteriorUnavailable(RuntimeError):
     """The environment cannot sample a posterior for these data (e.g. deterministic
     observations that no parameter value reproduces); the message says why."""
-
-
-@dataclass(frozen=True)
-class Question:
-    """One evaluation question: its text (already in the prior/no-prior wording), the ground
-    truth, and the evaluation point it was built from (design-like, for Bayes answers)."""
-
-    text: str
-    truth: Any
-    point: Any = None
-
-
-@dataclass(frozen=True)
-class Score:
-    """A goal's score on a set of predictions.
-
-    ``raw`` is what the published ``evaluate_predictions`` returned (mean error, or accuracy for
-    accuracy goals), ``raw_std`` its per-question standard deviation, ``standardized`` the value
-    reported in the paper's tables under the env's fidelity (see :meth:`Goal.standardize`),
-    ``n`` the number of questions scored and ``n_missing`` the unparseable predictions.
-    """
-
-    raw: float
-    raw_std: float
-    standardized: float
-    n: int
-    n_missing: int
-
-
-# --- goals --------------------------------------------------------------------------------------
-
-
-class Goal(ABC):
-    """One goal of one environment: prompts, evaluation questions, metric and norms.
-
-    Subclasses set the class attributes and implement the abstract methods;
-    :meth:`question_value` gives the per-question metric (an error, or 1/0 correctness for
-    ``kind == "accuracy"``) from which the shared :meth:`score` builds the :class:`Score`.
-    """
-
-    name: ClassVar[str]
-    norm_mu: ClassVar[float]
-    norm_sigma: ClassVar[float]
-    kind: ClassVar[GoalKind] = "error"
-    num_evals: ClassVar[int] = 10
-    #: published clip of the raw mean error before z-scoring (location direct: (0, 10000)).
-    raw_clip: ClassVar[tuple[float, float] | None] = None
-
-    def __init__(self, env: BoxingEnv) -> None:
-        self.env = env
-
-    # prompts ----------------------------------------------------------------------------------
-    @abstractmethod
-    def system_message(self, include_prior: bool) -> str:
-        """The scientist's system prompt (domain story with prior, abstract without)."""
-
-    #: the goal sentence with the prior and without it (or override :meth:`task_text`).
-    task_texts: ClassVar[tuple[str, str] | None] = None
-
-    def task_text(self, include_prior: bool) -> str:
-        """The goal sentence(s) a novice gets (:attr:`task_texts`); the default
-        :meth:`naive_system_message` uses it."""
-        if self.task_texts is None:
-            raise NotImplementedError(f"{type(self).__name__} defines no task_text")
-        return self.task_texts[0 if include_prior else 1]
-
-    def naive_system_message(self, include_prior: bool) -> str:
-        """The novice's system prompt; the explanation is appended after it."""
-        return naive_message(self.task_text(include_prior))
-
-    def comm_prompt(self, include_prior: bool, word_limit: int = 200) -> str:
-        """The scientist's request to write the explanation for the novice."""
-        return communication_prompt(word_limit)
-
-    # evaluation -------------------------------------------------------------------------------
-    @abstractmethod
-    def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
-        """``n`` evaluation questions with truths from ``env.theta``."""
-
-    @abstractmethod
-    def parse_answer(self, text: str) -> Any | None:
-        """The prediction in ``text``; ``None`` when unparseable."""
-
-    @abstractmethod
-    def question_value(self, prediction: Any, question: Question) -> float:
-        """The metric on one question: the error, or 1.0/0.0 correctness for accuracy goals."""
-
-    def missing_value(self, question: Question) -> float | None:
-        """The metric for an unparseable (``None``) prediction; ``None`` drops the question.
-
-        Defaults follow the spec: error goals drop it, accuracy goals count it as wrong.
-        """
-        return 0.0 if self.kind == "accuracy" else None
-
-    def score(self, predictions: Sequence[Any], questions: Sequence[Question]) -> Score:
-        """Mean and std of the per-question metric, standardised per the env's fidelity."""
-        if len(predictions) != len(questions):
-            raise InputError(
-                f"score needs one prediction per question; got {len(predictions)} predictions "
-                f"for {len(questions)} questions"
-            )
-        values: list[float] = []
-        missing = 0
-        for prediction, question in zip(predictions, questions, strict=True):
-            value: float | None
-            if prediction is None:
-                missing += 1
-                value = self.missing_value(question)
-            else:
-                value = float(self.question_value(prediction, question))
-            if value is not None:
-                values.append(value)
-        if not values:
-            return Score(math.nan, math.nan, math.nan, 0, missing)
-        raw = float(np.mean(values))
-        raw_std = float(np.std(values))
-        return Score(raw, raw_std, self.standardize(raw), len(values), missing)
-
-    def standardize(self, raw: float) -> float:
-        """The paper's standardised score of a raw metric value.
-
-        Error goals: ``(clip(err) - mu) / sigma`` in both fidelities. Accuracy goals: fixed
-        mode standardises the error ``1 - acc`` with the matching constants, i.e.
-        ``((1 - acc) - (1 - mu)) / sigma = (mu - acc) / sigma``; faithful mode reports
-        ``1 - (acc - mu) / sigma`` as the published notebooks did (the two differ by 1).
-        """
-        if self.raw_clip is not None:
-            raw = float(np.clip(raw, *self.raw_clip))
-        if self.kind == "error":
-            return (raw - self.norm_mu) / self.norm_sigma
-        z = (raw - self.norm_mu) / self.norm_sigma
-        return 1.0 - z if self.env.fidelity == "faithful" else -z
-
-    # reference answers ------------------------------------------------------------------------
-    def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> Any:
-        """The answer minimising the expected metric under posterior samples ``theta``."""
-        raise NotImplementedError(f"{type(self).__name__} defines no bayes_answer")
-
-    def prior_mean_answer(self, question: Question) -> Any:
-        """The constant-predictor baseline answer (the prior-predictive mean)."""
-        raise NotImplementedError(f"{type(self).__name__} defines no prior_mean_answer")
 
 
 # --- environments -------------------------------------------------------------------------------
@@ -475,6 +337,33 @@ class BoxingEnv(ABC):
             "theta": {k: to_jsonable(np.asarray(v)[0]) for k, v in self.theta.items()},
             "data": [[to_jsonable(d), to_jsonable(y)] for d, y in self.data],
         }
+
+
+class TimeDesignEnv(BoxingEnv):
+    """An environment whose design is one time in ``[t_low, t_high]`` (peregrines,
+    predator-prey): its validation with the published messages, its random design
+    (uniform) and the design's text (two decimals)."""
+
+    t_low: ClassVar[float]
+    t_high: ClassVar[float]
+
+    def validate(self, design_text: str) -> float:
+        """The time written, or :class:`InvalidDesign` if it is not a number in range."""
+        try:
+            t = parsing.parse_float(design_text)
+        except (ValueError, TypeError):
+            raise InvalidDesign("Input must be a float.") from None
+        if not self.t_low <= t <= self.t_high:
+            raise InvalidDesign(f"Input must be between {self.t_low:g} and {self.t_high:g}.")
+        return t
+
+    def sample_design(self, rng: np.random.Generator) -> float:
+        """A time uniform on ``[t_low, t_high]``."""
+        return float(rng.uniform(self.t_low, self.t_high))
+
+    def format_design(self, design: Any) -> str:
+        """The time with at most two decimals."""
+        return parsing.format_number(float(design), 2)
 
 
 def theta_size(theta: Theta) -> int:

@@ -35,12 +35,10 @@ from scipy import special, stats
 
 from silicolab.envs.boxinggym import parsing
 from silicolab.envs.boxinggym.base import (
-    ANSWER_FORMAT,
-    OBSERVE_FORMAT,
     BoxingEnv,
-    Goal,
     InvalidDesign,
     Question,
+    SquaredErrorGoal,
     Theta,
 )
 
@@ -195,7 +193,8 @@ class DeathProcess(BoxingEnv):
 # --- goals --------------------------------------------------------------------------------------
 
 
-def _story(env: DeathProcess, include_prior: bool, goal_text: str, example: str) -> str:
+def _story(env: DeathProcess, include_prior: bool, goal_text: str) -> str:
+    """The prompt's opening: the population story (with the prior) or the abstract map."""
     if include_prior:
         intro = (
             f"There is a disease spreading in a population of {env.N} individuals. "
@@ -210,10 +209,10 @@ def _story(env: DeathProcess, include_prior: bool, goal_text: str, example: str)
             f"real input. {goal_text}\n"
             f"The input must be greater than 0 and less than {env.upper:g}."
         )
-    return f"{intro}\n{OBSERVE_FORMAT} For example: <observe>{example}</observe>\n{ANSWER_FORMAT}"
+    return intro
 
 
-class DirectGoal(Goal):
+class DirectGoal(SquaredErrorGoal):
     """Predict the (noisy) number infected at a time; metric: squared error."""
 
     name = "direct"
@@ -229,7 +228,8 @@ class DirectGoal(Goal):
     def system_message(self, include_prior: bool) -> str:
         """The scientist's prompt."""
         example = "0.1(time to observe)" if self.env.fidelity == "faithful" else "0.1"
-        return _story(self.env, include_prior, self.task_text(include_prior), example)
+        intro = _story(self.env, include_prior, self.task_text(include_prior))
+        return self.scientist_prompt(intro, example=example)
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         """Times ``U(0.001, 2)``; the truth is a fresh binomial draw from the true θ."""
@@ -264,10 +264,6 @@ class DirectGoal(Goal):
         value = parsing.last_number(text)
         return None if value is None else int(value)
 
-    def question_value(self, prediction: Any, question: Question) -> float:
-        """Squared error."""
-        return (float(prediction) - float(question.truth)) ** 2
-
     def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> float:
         """The posterior-predictive mean count (optimal for squared error)."""
         return float(self.env.N * infected_probability(theta["theta"], question.point).mean())
@@ -285,6 +281,9 @@ class InfectionGoal(DirectGoal):
     norm_mu = 0.2902838787350395
     norm_sigma = 1.756991075450312
     num_evals = 1
+    last_number_fallback = ("fixed",)
+    #: a rate is a real number: the float reading, not the direct goal's integer one
+    parse_answer = SquaredErrorGoal.parse_answer
 
     def task_text(self, include_prior: bool) -> str:
         """The goal sentence, with the model form."""
@@ -300,13 +299,6 @@ class InfectionGoal(DirectGoal):
         else:
             text = "What is the infection rate θ? Respond with a positive real number."
         return [Question(text, float(self.env.theta["theta"][0]), None) for _ in range(n)]
-
-    def parse_answer(self, text: str) -> float | None:
-        """A float; fixed mode falls back to the last number in the text."""
-        value = parsing.float_answer(text)
-        if value is None and self.env.fidelity == "fixed":
-            value = parsing.last_number(text)
-        return value
 
     def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> float:
         """The posterior mean of θ (optimal for squared error)."""

@@ -31,12 +31,10 @@ from scipy import special, stats
 
 from silicolab.envs.boxinggym import parsing
 from silicolab.envs.boxinggym.base import (
-    ANSWER_FORMAT,
-    OBSERVE_FORMAT,
     BoxingEnv,
-    Goal,
     InvalidDesign,
     Question,
+    SquaredErrorGoal,
     Theta,
     systematic_resample,
 )
@@ -286,13 +284,14 @@ class Dugongs(BoxingEnv):
         return {"alpha": z[:, 0], "beta": z[:, 1], "lam": sign * z[:, 2]}
 
 
-class LengthGoal(Goal):
+class LengthGoal(SquaredErrorGoal):
     """Predict the (noisy) length at an age; metric: squared error."""
 
     name = "direct"
     norm_mu = 0.9058681693402041
     norm_sigma = 9.234192516908691
     env: Dugongs
+    last_number_fallback = ("fixed", "faithful")
 
     task_texts = (
         "Your goal is to predict the length of a dugong at a given age.",
@@ -312,7 +311,7 @@ class LengthGoal(Goal):
                 f"You are observing a float response to a float input. {self.task_text(False)}\n"
                 "You observe by giving a single real input between 0 and 5."
             )
-        return f"{intro}\n{OBSERVE_FORMAT} For example: <observe>2</observe>\n{ANSWER_FORMAT}"
+        return self.scientist_prompt(intro, example="2")
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         """Ages ``4·Beta(2, 5)`` (rounded to 3 decimals in fixed mode, so the text shows the
@@ -329,15 +328,6 @@ class LengthGoal(Goal):
                 text = f"Predict the float response to the input {age}. Answer with a float."
             out.append(Question(text, truth, age))
         return out
-
-    def parse_answer(self, text: str) -> float | None:
-        """A float (after any ``=``), else the last number in the text."""
-        value = parsing.float_answer(text)
-        return parsing.last_number(text) if value is None else value
-
-    def question_value(self, prediction: Any, question: Question) -> float:
-        """Squared error."""
-        return (float(prediction) - float(question.truth)) ** 2
 
     def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> float:
         """The posterior-predictive mean length, ``E|N(m, σ²)|`` averaged over samples."""

@@ -26,12 +26,10 @@ from scipy import stats
 from scipy.special import logsumexp
 
 from silicolab.envs.boxinggym.base import (
-    BoxingEnv,
     Goal,
     InvalidDesign,
     Question,
     Theta,
-    naive_message,
     theta_size,
 )
 from silicolab.envs.boxinggym.emotion_model import (
@@ -55,11 +53,8 @@ from silicolab.envs.boxinggym.emotion_participant import (
     template_sentence,
 )
 from silicolab.envs.boxinggym.emotion_posterior import emotion_posterior
-from silicolab.envs.boxinggym.participant_text import (
-    participant_record,
-    participant_sentence,
-    sample_index_for,
-)
+from silicolab.envs.boxinggym.participant_text import SpeakingParticipantEnv
+from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 from silicolab.llm.base import LanguageModel
 
 __all__ = [
@@ -85,6 +80,11 @@ _LIST = r"\[([^\]]*)\]"
 #: proposals whose scratch an env keeps between posteriors (40 000 for N + M = 2000: 15 MB)
 _SCRATCH_MAX = 50_000
 
+_TASK = (
+    "Your goal is to predict how a participant would rate a player's emotions after a spin of "
+    "a prize wheel."
+)
+
 
 class EmotionGoal(Goal):
     """Predict the eight ratings after a spin; metric: mean absolute error per question."""
@@ -92,13 +92,11 @@ class EmotionGoal(Goal):
     name = "direct"
     norm_mu = 1.58508525
     norm_sigma = 0.7237143937677741
-    kind = "error"
-
-    def task_text(self, include_prior: bool) -> str:
-        return (
-            "Your goal is to predict how a participant would rate a player's emotions after a "
-            "spin of a prize wheel."
-        )
+    task_texts = (_TASK, _TASK)
+    observe_format = observe_instruction("spin")
+    answer_format = answer_instruction(
+        "the eight lines of the template given, one integer rating from 1 to 9 per emotion."
+    )
 
     def system_message(self, include_prior: bool) -> str:
         how = (
@@ -108,10 +106,7 @@ class EmotionGoal(Goal):
             "won, exactly in this format:\n<observe>prizes: [10, 20, 30],\nprobs: [0.2, 0.3, "
             "0.5],\nwin: 2</observe>\nThe participant answers in words."
         )
-        return "\n".join([self.task_text(include_prior), how, OBSERVE, ANSWER])
-
-    def naive_system_message(self, include_prior: bool) -> str:
-        return naive_message(self.task_text(include_prior), ANSWER)
+        return self.scientist_prompt(self.task_text(include_prior), how)
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         env: Emotion = self.env  # type: ignore[assignment]
@@ -155,16 +150,6 @@ class EmotionGoal(Goal):
         return [float(v) for v in y.mean(axis=0)]
 
 
-OBSERVE = (
-    "Write your reasoning inside <thought></thought> tags and the spin you choose inside "
-    "<observe></observe> tags."
-)
-ANSWER = (
-    "When asked a question, reply inside <answer></answer> tags with the eight lines of the "
-    "template given, one integer rating from 1 to 9 per emotion."
-)
-
-
 def _two_decimal_probs(rng: np.random.Generator) -> list[float]:
     """Dirichlet(1, 1, 1) probabilities rounded to 2 decimals whose float sum is exactly 1.
 
@@ -180,7 +165,7 @@ def _two_decimal_probs(rng: np.random.Generator) -> list[float]:
             return probs
 
 
-class Emotion(BoxingEnv):
+class Emotion(SpeakingParticipantEnv):
     """Emotions from outcomes: design = a wheel spin, outcome = eight Likert ratings."""
 
     name = "emotion"
@@ -192,19 +177,11 @@ class Emotion(BoxingEnv):
     fixed_nmc = (1000, 1000)
 
     def __init__(self, *, llm: LanguageModel | None = None, **kwargs: Any) -> None:
-        if not kwargs.get("include_prior", True):
-            raise ValueError("the emotion environment supports only the prior condition")
-        self.llm = llm
         self._table_scope: list[Any] | None = None
         self._scratch: np.ndarray | None = None  # see posterior_sample
         #: per rejuvenated emotion (index), the moves and mean acceptance of the last posterior
         self.rejuvenation: dict[int, dict[str, float]] = {}
-        self.utterances: list[dict[str, Any]] = []
-        super().__init__(**kwargs)
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        self.utterances = []
+        super().__init__(llm=llm, **kwargs)
 
     def make_goal(self, name: str) -> Goal:
         return EmotionGoal(self)
@@ -238,18 +215,14 @@ class Emotion(BoxingEnv):
         """Validate, draw the ratings, voice them, record both; return the sentence."""
         design = self.validate(design_text)
         ratings = self.draw_outcome(design)
-        step = len(self.data)
-        self.data.append((design, ratings))
-        said = participant_sentence(
-            self.llm,
+        said = self.voice(
+            design,
+            ratings,
             system=PARTICIPANT_SYSTEM,
             user=participant_prompt(design, ratings),
             template=template_sentence(ratings),
-            sample_index=sample_index_for(self.name, self.seed, step, self.format_design(design)),
-            tag="participant",
         )
-        self.utterances.append({"step": step, "text": said.text, "source": said.source})
-        return f"The participant responded with: {said.text}\n"
+        return f"The participant responded with: {said}\n"
 
     def sample_design(self, rng: np.random.Generator) -> WheelDesign:
         prizes = tuple(float(round(v, 1)) for v in rng.uniform(0, 100, 3))
@@ -371,9 +344,6 @@ class Emotion(BoxingEnv):
         if size <= _SCRATCH_MAX:
             self._scratch = buffer
         return buffer
-
-    def to_record(self) -> dict[str, Any]:
-        return {**super().to_record(), **participant_record(self.utterances, self.llm)}
 
 
 def make_emotion(

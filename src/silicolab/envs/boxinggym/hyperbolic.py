@@ -36,13 +36,12 @@ from scipy import special, stats
 
 from silicolab.envs.boxinggym import parsing
 from silicolab.envs.boxinggym.base import (
-    ANSWER_FORMAT,
     NAIVE_KNOWLEDGE_HEADER,
-    OBSERVE_FORMAT,
     BoxingEnv,
     Goal,
     InvalidDesign,
     Question,
+    SquaredErrorGoal,
     Theta,
 )
 
@@ -216,7 +215,9 @@ class TemporalDiscount(BoxingEnv):
 # --- goals --------------------------------------------------------------------------------------
 
 
-def _story(env: TemporalDiscount, include_prior: bool, goal_text: str) -> str:
+def _story(env: TemporalDiscount, include_prior: bool, goal_text: str) -> tuple[str, str]:
+    """The prompt's opening (the reward story with the prior, else the abstract map) and
+    its example design."""
     faithful = env.fidelity == "faithful"
     if include_prior:
         example = "[1, 2, 3] (trivial example)" if faithful else "[1, 2, 3]"
@@ -235,7 +236,7 @@ def _story(env: TemporalDiscount, include_prior: bool, goal_text: str) -> str:
             f"(integer, integer, integer). {goal_text}\n"
             "The first integer must be smaller than the second; the third is a positive integer."
         )
-    return f"{intro}\n{OBSERVE_FORMAT} For example: <observe>{example}</observe>\n{ANSWER_FORMAT}"
+    return intro, example
 
 
 class ChoiceGoal(Goal):
@@ -254,7 +255,8 @@ class ChoiceGoal(Goal):
 
     def system_message(self, include_prior: bool) -> str:
         """The scientist's prompt."""
-        return _story(self.env, include_prior, self.task_text(include_prior))
+        intro, example = _story(self.env, include_prior, self.task_text(include_prior))
+        return self.scientist_prompt(intro, example=example)
 
     def naive_system_message(self, include_prior: bool) -> str:
         """Faithful mode keeps only the knowledge header (the upstream overwrite)."""
@@ -316,7 +318,7 @@ class ChoiceGoal(Goal):
         return int(w @ p >= 0.5)
 
 
-class DiscountGoal(ChoiceGoal):
+class DiscountGoal(SquaredErrorGoal, ChoiceGoal):
     """Estimate the discount factor k; metric: squared error (one question)."""
 
     name = "discount"
@@ -324,6 +326,7 @@ class DiscountGoal(ChoiceGoal):
     norm_sigma = 4.3
     kind = "error"
     num_evals = 1
+    last_number_fallback = ("fixed",)
 
     def task_text(self, include_prior: bool) -> str:
         """The goal sentence, with the value formulas."""
@@ -336,17 +339,6 @@ class DiscountGoal(ChoiceGoal):
         """``n`` copies of the question about the true k."""
         text = "What is the person's discount factor k? Respond with the float value of k."
         return [Question(text, float(self.env.theta["k"][0]), None) for _ in range(n)]
-
-    def parse_answer(self, text: str) -> float | None:
-        """A float; fixed mode falls back to the last number in the text."""
-        value = parsing.float_answer(text)
-        if value is None and self.env.fidelity == "fixed":
-            value = parsing.last_number(text)
-        return value
-
-    def question_value(self, prediction: Any, question: Question) -> float:
-        """Squared error of k."""
-        return (float(prediction) - float(question.truth)) ** 2
 
     def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> float:
         """The posterior mean of k (optimal for squared error)."""

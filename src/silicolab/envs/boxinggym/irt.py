@@ -39,8 +39,6 @@ from scipy import special, stats
 
 from silicolab.envs.boxinggym import parsing
 from silicolab.envs.boxinggym.base import (
-    ANSWER_FORMAT,
-    OBSERVE_FORMAT,
     BoxingEnv,
     Goal,
     InvalidDesign,
@@ -237,17 +235,11 @@ class IRT(BoxingEnv):
             out.append((s, q, int(y)))
         return out
 
-    def posterior_sample(
-        self,
-        n: int,
-        rng: np.random.Generator,
-        data: Sequence[tuple[Any, Any]] | None = None,
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """Adaptive importance sampling of the involved parameters (see module doc)."""
-        data = self.data if data is None else data
         obs = self._conditioning_data(data)
-        if not obs:
-            return self.prior_sample(n, rng)
         students = sorted({s for s, _, _ in obs})
         questions = sorted({q for _, q, _ in obs})
         keys = ["alpha"] + [k for k in self._param_shapes() if k != "alpha"]
@@ -355,7 +347,6 @@ class CorrectnessGoal(Goal):
                 f"{e.num_students - 1} and question IDs from 0 to {e.num_questions - 1}. "
                 "Write a query as [student_id, question_id]."
             )
-            example = "[1, 3]"
         else:
             intro = (
                 "The environment maps two integers to a boolean value. The first integer runs "
@@ -363,10 +354,7 @@ class CorrectnessGoal(Goal):
                 f"the output is 0 or 1. {self.task_text(False)}\n"
                 "Write a query as [integer 1, integer 2]."
             )
-            example = "[1, 3]"
-        return (
-            f"{intro}\n{OBSERVE_FORMAT} For example: <observe>{example}</observe>\n{ANSWER_FORMAT}"
-        )
+        return self.scientist_prompt(intro, example="[1, 3]")
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         """The held-out pairs (the same set every time; cycled if ``n`` exceeds it)."""

@@ -16,12 +16,10 @@ import numpy as np
 
 from silicolab.envs.boxinggym import parsing
 from silicolab.envs.boxinggym.base import (
-    ANSWER_FORMAT,
-    OBSERVE_FORMAT,
     BoxingEnv,
-    Goal,
     InvalidDesign,
     Question,
+    SquaredErrorGoal,
     Theta,
 )
 
@@ -106,7 +104,7 @@ class LinearGaussian(BoxingEnv):
         return 0.5 * float(np.log1p(variance * float(design) ** 2 / self.sigma**2))
 
 
-class _PredictGoal(Goal):
+class _PredictGoal(SquaredErrorGoal):
     """Predict y at a point (a minimal goal so the fixture is a complete environment)."""
 
     name = "direct"
@@ -116,12 +114,8 @@ class _PredictGoal(Goal):
 
     def system_message(self, include_prior: bool) -> str:
         """A short abstract prompt."""
-        return "\n".join(
-            [
-                "You observe a noisy real response to a real input. Predict the response.",
-                OBSERVE_FORMAT,
-                ANSWER_FORMAT,
-            ]
+        return self.scientist_prompt(
+            "You observe a noisy real response to a real input. Predict the response."
         )
 
     def task_text(self, include_prior: bool) -> str:
@@ -137,14 +131,6 @@ class _PredictGoal(Goal):
             text = f"What is the response at {parsing.format_number(x, 3)}?"
             out.append(Question(text=text, truth=truth, point=x))
         return out
-
-    def parse_answer(self, text: str) -> float | None:
-        """A float after the ``=`` rule."""
-        return parsing.float_answer(text)
-
-    def question_value(self, prediction: Any, question: Question) -> float:
-        """Squared error."""
-        return (float(prediction) - float(question.truth)) ** 2
 
     def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> float:
         """Posterior mean of theta x."""

@@ -22,19 +22,19 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import integrate, stats
 
 from silicolab.envs.boxinggym import parsing
 from silicolab.envs.boxinggym.base import (
-    ANSWER_FORMAT,
     OBSERVE_FORMAT,
     BoxingEnv,
     Goal,
     InvalidDesign,
     Question,
+    SquaredErrorGoal,
     Theta,
     communication_prompt,
     naive_message,
@@ -243,24 +243,14 @@ def _observe_text(env: LocationFinding, include_prior: bool) -> str:
     )
 
 
-class DirectGoal(Goal):
-    """Predict the noise-free intensity at a random point x ~ N(0, I_d)."""
+class _LocationGoal(Goal):
+    """What both goals tell the scientist: the sources' story (with the prior), the goal,
+    :attr:`advice`, how to observe a point (with an example in tags), how to answer."""
 
-    name = "direct"
-    norm_mu = 12.59
-    norm_sigma = 38.03
-    raw_clip = (0.0, 10000.0)
+    observe_format = f"{OBSERVE_FORMAT} For example: {_EXAMPLE}"
+    #: the lines between the goal and the observation rules
+    advice: ClassVar[tuple[str, ...]] = ()
     env: LocationFinding
-
-    def task_text(self, include_prior: bool) -> str:
-        """The goal sentence."""
-        if include_prior:
-            return "Your goal is to predict the signal intensity at any point of the plane."
-        d = self.env.dim
-        return (
-            "Your goal is to predict the scalar floating-point value attached to any "
-            f"{d}-dimensional point."
-        )
 
     def system_message(self, include_prior: bool) -> str:
         """Scientist prompt: story (with prior) or abstract function, goal, formats."""
@@ -271,14 +261,28 @@ class DirectGoal(Goal):
             if include_prior
             else ""
         )
-        return "\n".join(
-            [
-                story + self.task_text(include_prior),
-                "Run experiments to learn how the value depends on the point, then predict.",
-                _observe_text(env, include_prior),
-                OBSERVE_FORMAT + f" For example: {_EXAMPLE}",
-                ANSWER_FORMAT,
-            ]
+        return self.scientist_prompt(
+            story + self.task_text(include_prior), *self.advice, _observe_text(env, include_prior)
+        )
+
+
+class DirectGoal(_LocationGoal, SquaredErrorGoal):
+    """Predict the noise-free intensity at a random point x ~ N(0, I_d)."""
+
+    name = "direct"
+    norm_mu = 12.59
+    norm_sigma = 38.03
+    raw_clip = (0.0, 10000.0)
+    advice = ("Run experiments to learn how the value depends on the point, then predict.",)
+
+    def task_text(self, include_prior: bool) -> str:
+        """The goal sentence."""
+        if include_prior:
+            return "Your goal is to predict the signal intensity at any point of the plane."
+        d = self.env.dim
+        return (
+            "Your goal is to predict the scalar floating-point value attached to any "
+            f"{d}-dimensional point."
         )
 
     def naive_system_message(self, include_prior: bool) -> str:
@@ -316,14 +320,6 @@ class DirectGoal(Goal):
             out.append(Question(text=text, truth=truth, point=point))
         return out
 
-    def parse_answer(self, text: str) -> float | None:
-        """After the ``=`` rule, a float; ``None`` otherwise (then dropped from the mean)."""
-        return parsing.float_answer(text)
-
-    def question_value(self, prediction: Any, question: Question) -> float:
-        """Squared error against the noise-free intensity."""
-        return (float(prediction) - float(question.truth)) ** 2
-
     def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> float:
         """The posterior-predictive mean of the noise-free intensity (minimises the MSE)."""
         return float(np.mean(self.env.noise_free(theta, question.point)))
@@ -345,14 +341,13 @@ def _prior_inverse_mean(noncentrality: float, dim: int, m: float) -> float:
     return head + tail
 
 
-class SourceGoal(Goal):
+class SourceGoal(_LocationGoal):
     """Predict the K source coordinates (one question; permutation-minimised MSE)."""
 
     name = "source"
     norm_mu = 1.57
     norm_sigma = 1.15385
     num_evals = 1
-    env: LocationFinding
 
     def task_text(self, include_prior: bool) -> str:
         """The goal sentence."""
@@ -360,24 +355,6 @@ class SourceGoal(Goal):
         if include_prior:
             return f"Your goal is to find where the {k} signal sources are."
         return f"Your goal is to find the {k} special points that determine the values."
-
-    def system_message(self, include_prior: bool) -> str:
-        """As the direct goal's, with the source-finding task."""
-        env = self.env
-        story = (
-            f"Signals from {env.num_sources} sources of identical strength add up at every "
-            "point of a plane; where the sources are is unknown to you. "
-            if include_prior
-            else ""
-        )
-        return "\n".join(
-            [
-                story + self.task_text(include_prior),
-                _observe_text(env, include_prior),
-                OBSERVE_FORMAT + f" For example: {_EXAMPLE}",
-                ANSWER_FORMAT,
-            ]
-        )
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         """One question (``num_evals`` = 1); truth = the true sources ``(K, d)``."""

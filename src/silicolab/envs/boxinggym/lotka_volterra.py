@@ -30,12 +30,11 @@ from typing import Any
 import numpy as np
 
 from silicolab.envs.boxinggym.base import (
-    BoxingEnv,
     Goal,
-    InvalidDesign,
     PosteriorUnavailable,
     Question,
     Theta,
+    TimeDesignEnv,
     naive_message,
 )
 from silicolab.envs.boxinggym.lotka_volterra_eig import outcome_entropy
@@ -56,7 +55,8 @@ from silicolab.envs.boxinggym.lotka_volterra_model import (
     true_state,
 )
 from silicolab.envs.boxinggym.lotka_volterra_posterior import check_data, constrained_smc
-from silicolab.envs.boxinggym.parsing import format_number, literal_list, parse_float
+from silicolab.envs.boxinggym.parsing import literal_list, parse_float
+from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 
 __all__ = [
     "NAMES",
@@ -80,12 +80,14 @@ class PopulationGoal(Goal):
     name = "direct"
     norm_mu = 8.327445247142364
     norm_sigma = 17.548285564117467
-    kind = "error"
-
-    def task_text(self, include_prior: bool) -> str:
-        if include_prior:
-            return "Your goal is to predict the populations of prey and predators at a given time."
-        return "Your goal is to predict the two outputs of a function at a given input."
+    task_texts = (
+        "Your goal is to predict the populations of prey and predators at a given time.",
+        "Your goal is to predict the two outputs of a function at a given input.",
+    )
+    observe_format = observe_instruction("time")
+    answer_format = answer_instruction(
+        "two numbers in the format [prey, predators], e.g. <answer>[2, 3]</answer>."
+    )
 
     def system_message(self, include_prior: bool) -> str:
         if include_prior:
@@ -101,14 +103,8 @@ class PopulationGoal(Goal):
                 "You can observe the function one input at a time: write one float between 0 "
                 f"and 50, e.g. <observe>2.5</observe>; it returns two nonnegative {outputs}."
             )
-        return "\n".join(
-            [
-                self.task_text(include_prior),
-                "Conduct experiments to learn the dynamics.",
-                story,
-                OBSERVE,
-                ANSWER,
-            ]
+        return self.scientist_prompt(
+            self.task_text(include_prior), "Conduct experiments to learn the dynamics.", story
         )
 
     def naive_system_message(self, include_prior: bool) -> str:
@@ -117,7 +113,7 @@ class PopulationGoal(Goal):
                 self.task_text(include_prior),
                 "Reply inside <answer></answer> tags with a single number.",
             )
-        return naive_message(self.task_text(include_prior), ANSWER)
+        return super().naive_system_message(include_prior)
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         env: LotkaVolterra = self.env  # type: ignore[assignment]
@@ -158,21 +154,12 @@ class PopulationGoal(Goal):
         return [float(v) for v in y.mean(axis=0)]
 
 
-OBSERVE = (
-    "Write your reasoning inside <thought></thought> tags and the time you choose inside "
-    "<observe></observe> tags."
-)
-ANSWER = (
-    "When asked a question, reply inside <answer></answer> tags with two numbers in the "
-    "format [prey, predators], e.g. <answer>[2, 3]</answer>."
-)
-
-
-class LotkaVolterra(BoxingEnv):
+class LotkaVolterra(TimeDesignEnv):
     """Predator–prey: design = a time in [0, 50], outcome = ``(prey, predators)``."""
 
     name = "lotka_volterra"
     goals = ("direct",)
+    t_low, t_high = T_LOW, T_HIGH
     _grid_cache: tuple[tuple[np.ndarray, ...], GridStates] | None = None
 
     @property
@@ -188,24 +175,9 @@ class LotkaVolterra(BoxingEnv):
         params = {k: float(np.asarray(v)[0]) for k, v in self.theta.items()}
         return observe(true_state(params, t))
 
-    def validate(self, design_text: str) -> float:
-        try:
-            t = parse_float(design_text)
-        except (ValueError, TypeError):
-            raise InvalidDesign("Input must be a float.") from None
-        if not T_LOW <= t <= T_HIGH:
-            raise InvalidDesign(f"Input must be between {T_LOW:g} and {T_HIGH:g}.")
-        return t
-
     def draw_outcome(self, design: Any) -> tuple[int, int]:
         prey, pred = self.true_observation(float(design))
         return int(prey), int(pred)
-
-    def sample_design(self, rng: np.random.Generator) -> float:
-        return float(rng.uniform(T_LOW, T_HIGH))
-
-    def format_design(self, design: Any) -> str:
-        return format_number(float(design), 2)
 
     def format_outcome(self, y: Any) -> str:
         prey, pred = y
@@ -242,26 +214,18 @@ class LotkaVolterra(BoxingEnv):
         match = np.all(simulated == observed[None], axis=(1, 2))
         return np.where(match, 0.0, -np.inf)
 
-    def posterior_sample(
-        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]] | None = None
+    def sample_posterior(
+        self, n: int, rng: np.random.Generator, data: Sequence[tuple[Any, Any]]
     ) -> Theta:
         """``n`` exact posterior samples: the prior restricted to parameters that reproduce
-        every observed pair (:func:`constrained_smc`); the prior itself without data.
+        every observed pair (:func:`constrained_smc`).
 
         Raises :class:`PosteriorUnavailable` for data this model cannot produce (negative or
         non-integer counts, a state other than ``(40, 9)`` at ``t = 0``, two different
         outcomes at one time, or the tolerance stalling above exactness).
         """
-        data = self.data if data is None else data
-        if not data:
-            return self.prior_sample(n, rng)
         times, observed = check_data(data)
         return constrained_smc(times, observed, n, rng, positive=self.fidelity == "fixed")
-
-    def exact_eig(self, design: Any, data: Sequence[tuple[Any, Any]] | None = None) -> None:
-        """Not available in closed form (the predictive distribution of the rounded state has
-        no tractable form); :meth:`eig_estimate` estimates it."""
-        return None
 
     def eig_estimate(
         self,
@@ -275,7 +239,9 @@ class LotkaVolterra(BoxingEnv):
         """EIG of observing at time ``design``: the entropy of the predictive distribution of
         the observed pair, from all ``outer`` and ``inner`` samples (:func:`outcome_entropy`).
 
-        The outcome is a deterministic function of θ, so ``H[y | θ] = 0`` and
+        There is no closed form (:meth:`exact_eig` stays ``None``: the predictive
+        distribution of the rounded state has no tractable form). The outcome is a
+        deterministic function of θ, so ``H[y | θ] = 0`` and
         ``EIG = I(θ; y) = H[y]``; the outer/inner split of NMC is not needed and NMC itself
         would fail (indicator likelihood). States come from a per-sample-set
         :class:`GridStates` cache, so repeated designs on the same samples cost ~1 ms.

@@ -28,20 +28,14 @@ import numpy as np
 from scipy.special import expit, log_expit
 
 from silicolab.envs.boxinggym.base import (
-    BoxingEnv,
     Goal,
     InvalidDesign,
     Question,
     Theta,
     importance_posterior,
-    naive_message,
 )
-from silicolab.envs.boxinggym.participant_text import (
-    participant_record,
-    participant_sentence,
-    sample_index_for,
-)
-from silicolab.llm.base import LanguageModel
+from silicolab.envs.boxinggym.participant_text import SpeakingParticipantEnv
+from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 
 CHARACTERS = (
     "stroller", "boy", "girl", "pregnant_woman", "male_doctor", "female_doctor",
@@ -135,6 +129,12 @@ def participant_prompt(design: tuple, choice: int) -> str:
     )
 
 
+_TASK = (
+    "Your goal is to predict which group a participant chooses to save in a self-driving-car "
+    "dilemma."
+)
+
+
 class JudgementGoal(Goal):
     """Predict which group the participant saves (1 or 2); metric: accuracy."""
 
@@ -142,12 +142,9 @@ class JudgementGoal(Goal):
     norm_mu = 0.424
     norm_sigma = 0.494190246767376
     kind = "accuracy"
-
-    def task_text(self, include_prior: bool) -> str:
-        return (
-            "Your goal is to predict which group a participant chooses to save in a "
-            "self-driving-car dilemma."
-        )
+    task_texts = (_TASK, _TASK)
+    observe_format = observe_instruction("scenario")
+    answer_format = answer_instruction("only 1 or 2.")
 
     def system_message(self, include_prior: bool) -> str:
         example = (
@@ -163,10 +160,7 @@ class JudgementGoal(Goal):
             f"<observe>Group 1: [{example}]\nGroup 2: [boy, dog]\nIntervention: swerve"
             "</observe>\nThe participant explains the choice in words."
         )
-        return "\n".join([self.task_text(include_prior), how, OBSERVE, ANSWER])
-
-    def naive_system_message(self, include_prior: bool) -> str:
-        return naive_message(self.task_text(include_prior), ANSWER)
+        return self.scientist_prompt(self.task_text(include_prior), how)
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         """Random scenarios with simulated choices, balanced: even questions want choice 1,
@@ -208,31 +202,13 @@ class JudgementGoal(Goal):
         return 1 if expit(eta).mean() >= 0.5 else 2
 
 
-OBSERVE = (
-    "Write your reasoning inside <thought></thought> tags and the scenario you choose inside "
-    "<observe></observe> tags."
-)
-ANSWER = "When asked a question, reply inside <answer></answer> tags with only 1 or 2."
-
-
-class MoralMachines(BoxingEnv):
+class MoralMachines(SpeakingParticipantEnv):
     """Moral Machines: design = (group 1, group 2, intervention), outcome = choice 1 or 2."""
 
     name = "moral_machines"
     goals = ("direct",)
     goal_classes = ("JudgementGoal",)
     faithful_nmc = (100, 10)
-
-    def __init__(self, *, llm: LanguageModel | None = None, **kwargs: Any) -> None:
-        if not kwargs.get("include_prior", True):
-            raise ValueError("the moral_machines environment supports only the prior condition")
-        self.llm = llm
-        self.utterances: list[dict[str, Any]] = []
-        super().__init__(**kwargs)
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        self.utterances = []
 
     def validate(self, design_text: str) -> tuple:
         text = str(design_text)
@@ -259,18 +235,14 @@ class MoralMachines(BoxingEnv):
         """Validate, draw the choice, voice it, record both; return the sentence."""
         design = self.validate(design_text)
         choice = int(self.draw_outcome(design))
-        step = len(self.data)
-        self.data.append((design, choice))
-        said = participant_sentence(
-            self.llm,
+        said = self.voice(
+            design,
+            choice,
             system=participant_system(self.theta),
             user=participant_prompt(design, choice),
             template=template_sentence(design, choice),
-            sample_index=sample_index_for(self.name, self.seed, step, self.format_design(design)),
-            tag="participant",
         )
-        self.utterances.append({"step": step, "text": said.text, "source": said.source})
-        return f"The participant responded with: {said.text}"
+        return f"The participant responded with: {said}"
 
     def sample_design(self, rng: np.random.Generator) -> tuple:
         groups = [
@@ -321,9 +293,6 @@ class MoralMachines(BoxingEnv):
             return total
 
         return importance_posterior(self, n, rng, data, log_likelihood=log_lik)
-
-    def to_record(self) -> dict[str, Any]:
-        return {**super().to_record(), **participant_record(self.utterances, self.llm)}
 
 
 #: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).

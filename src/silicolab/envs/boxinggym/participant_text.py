@@ -9,8 +9,8 @@ language model (architecture rule: ``envs`` never call an LLM except the two spe
 participants).
 
 The environment API is synchronous (``BoxingEnv.run``), so :func:`participant_sentence`
-calls the model's synchronous :meth:`~silicolab.llm.base.LanguageModel.generate`, which
-runs the async call to completion with ``asyncio.run``. Inside a running event loop that
+runs its async twin to completion with :func:`~silicolab.llm.base.run_sync` (as the model's
+synchronous ``generate`` does). Inside a running event loop that
 refuses with an :class:`~silicolab.core.errors.InputError` naming the fix; async callers
 should use :func:`aparticipant_sentence` instead. Calls pass a ``sample_index`` derived
 from the call's logical identity (environment, seed, step, design), so reruns and resumed
@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from silicolab.core.seeding import stable_hash
-from silicolab.llm.base import LanguageModel
+from silicolab.envs.boxinggym.base import BoxingEnv
+from silicolab.llm.base import LanguageModel, run_sync
 
 Source = Literal["llm", "template"]
 
@@ -75,16 +76,14 @@ def participant_sentence(
 
     Synchronous (see the module docstring); raises ``InputError`` inside a running loop.
     """
-    if llm is None:
+    if llm is None:  # no event loop needed: a template works inside a running one too
         return Utterance(template, "template")
-    reply = llm.generate(
-        _messages(system, user),
-        temperature=PARTICIPANT_TEMPERATURE,
-        max_tokens=PARTICIPANT_MAX_TOKENS,
-        tag=tag,
-        sample_index=sample_index,
+    sentence: Utterance = run_sync(
+        aparticipant_sentence(
+            llm, system=system, user=user, template=template, sample_index=sample_index, tag=tag
+        )
     )
-    return _clean(reply.text, template)
+    return sentence
 
 
 async def aparticipant_sentence(
@@ -116,3 +115,43 @@ def participant_record(utterances: Sequence[Any], llm: Any) -> dict[str, Any]:
         "utterances": list(utterances),
         "participant": llm.spec if llm is not None else "template",
     }
+
+
+class SpeakingParticipantEnv(BoxingEnv):
+    """An environment whose outcome a simulated participant voices (emotions, moral
+    machines): the sentence comes from ``llm`` (else a template), every utterance is kept
+    with its source for the record, and only the prior condition exists (the participant's
+    story is the prior)."""
+
+    def __init__(self, *, llm: LanguageModel | None = None, **kwargs: Any) -> None:
+        if not kwargs.get("include_prior", True):
+            raise ValueError(f"the {self.name} environment supports only the prior condition")
+        self.llm = llm
+        self.utterances: list[dict[str, Any]] = []
+        super().__init__(**kwargs)
+
+    def reset(self, seed: int | None = None) -> None:
+        """A new true θ, no data and no utterances."""
+        super().reset(seed)
+        self.utterances = []
+
+    def voice(self, design: Any, outcome: Any, *, system: str, user: str, template: str) -> str:
+        """Record ``(design, outcome)`` as the next data point and return the participant's
+        sentence for it (from ``system`` and ``user``, or ``template``), recorded as an
+        utterance of that step; its ``sample_index`` names the env, seed, step and design."""
+        step = len(self.data)
+        self.data.append((design, outcome))
+        said = participant_sentence(
+            self.llm,
+            system=system,
+            user=user,
+            template=template,
+            sample_index=sample_index_for(self.name, self.seed, step, self.format_design(design)),
+            tag="participant",
+        )
+        self.utterances.append({"step": step, "text": said.text, "source": said.source})
+        return said.text
+
+    def to_record(self) -> dict[str, Any]:
+        """The environment's record with the utterances and who spoke them."""
+        return {**super().to_record(), **participant_record(self.utterances, self.llm)}

@@ -26,16 +26,15 @@ import numpy as np
 from scipy import special, stats
 
 from silicolab.envs.boxinggym.base import (
-    BoxingEnv,
-    Goal,
-    InvalidDesign,
     Question,
+    SquaredErrorGoal,
     Theta,
-    naive_message,
+    TimeDesignEnv,
     systematic_resample,
 )
-from silicolab.envs.boxinggym.parsing import format_number, int_from_float, parse_float
+from silicolab.envs.boxinggym.parsing import int_from_float
 from silicolab.envs.boxinggym.posterior import normalized_weights
+from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 
 PRIOR_MEAN = np.array([4.5, 1.2, 0.07, -0.24])
 PRIOR_SD = np.array([0.1, 0.1, 0.01, 0.05])
@@ -115,20 +114,19 @@ def posterior_coefficients(
 # --- goal -------------------------------------------------------------------------------------
 
 
-class PopulationGoal(Goal):
+class PopulationGoal(SquaredErrorGoal):
     """Predict the falcon count at a time; metric: squared error of the integer count."""
 
     name = "direct"
     norm_mu = 10991.5464
     norm_sigma = 15725.115658658306
-
-    def task_text(self, include_prior: bool) -> str:
-        if include_prior:
-            return (
-                "Your goal is to predict the population count of peregrine falcons (an "
-                "integer) at a given time."
-            )
-        return "Your goal is to predict the integer-valued response to a float-valued input."
+    task_texts = (
+        "Your goal is to predict the population count of peregrine falcons (an integer) at a "
+        "given time.",
+        "Your goal is to predict the integer-valued response to a float-valued input.",
+    )
+    observe_format = observe_instruction("time")
+    answer_format = answer_instruction("only one integer, e.g. <answer>12</answer>.")
 
     def system_message(self, include_prior: bool) -> str:
         if include_prior:
@@ -145,18 +143,9 @@ class PopulationGoal(Goal):
                 f"{T_LOW:g} and {T_HIGH:g}, e.g. <observe>1.5</observe>. The environment "
                 "replies with the response."
             )
-        return "\n".join(
-            [
-                self.task_text(include_prior),
-                "Conduct experiments to learn the relationship.",
-                story,
-                OBSERVE,
-                ANSWER,
-            ]
+        return self.scientist_prompt(
+            self.task_text(include_prior), "Conduct experiments to learn the relationship.", story
         )
-
-    def naive_system_message(self, include_prior: bool) -> str:
-        return naive_message(self.task_text(include_prior), ANSWER)
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         out = []
@@ -178,9 +167,6 @@ class PopulationGoal(Goal):
         except (ValueError, TypeError, OverflowError):
             return None
 
-    def question_value(self, prediction: Any, question: Question) -> float:
-        return float((float(prediction) - float(question.truth)) ** 2)
-
     def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> int:
         """The posterior-predictive mean ``E[λ(t)]`` (minimises expected squared error),
         rounded to the integer the question asks for."""
@@ -193,40 +179,16 @@ class PopulationGoal(Goal):
         return round(np.exp(mean + var / 2))
 
 
-OBSERVE = (
-    "Write your reasoning inside <thought></thought> tags and the time you choose inside "
-    "<observe></observe> tags."
-)
-ANSWER = (
-    "When asked a question, reply inside <answer></answer> tags with only one integer, e.g. "
-    "<answer>12</answer>."
-)
-
-
 # --- environment ------------------------------------------------------------------------------
 
 
-class Peregrines(BoxingEnv):
+class Peregrines(TimeDesignEnv):
     """Peregrine falcon counts: design = a time in [0, 5], outcome = a Poisson count."""
 
     name = "peregrines"
     goals = ("direct",)
+    t_low, t_high = T_LOW, T_HIGH
     goal_classes = ("PopulationGoal",)
-
-    def validate(self, design_text: str) -> float:
-        try:
-            t = parse_float(design_text)
-        except (ValueError, TypeError):
-            raise InvalidDesign("Input must be a float.") from None
-        if not T_LOW <= t <= T_HIGH:
-            raise InvalidDesign(f"Input must be between {T_LOW:g} and {T_HIGH:g}.")
-        return t
-
-    def sample_design(self, rng: np.random.Generator) -> float:
-        return float(rng.uniform(T_LOW, T_HIGH))
-
-    def format_design(self, design: Any) -> str:
-        return format_number(float(design), 2)
 
     def format_outcome(self, y: Any) -> str:
         return str(int(y))

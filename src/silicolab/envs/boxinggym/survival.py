@@ -36,9 +36,9 @@ from silicolab.envs.boxinggym.base import (
     Question,
     Theta,
     importance_posterior,
-    naive_message,
 )
 from silicolab.envs.boxinggym.parsing import binary_answer, parse_int
+from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 
 GAMMA_SHAPE, GAMMA_RATE, BETA_SCALE = 0.1, 0.1, 10.0
 TIME_UPPER = 10.0
@@ -66,14 +66,13 @@ class SurvivalGoal(Goal):
     norm_mu = 0.2604
     norm_sigma = 0.43885286828275377
     kind = "accuracy"
-
-    def task_text(self, include_prior: bool) -> str:
-        if include_prior:
-            return (
-                "Your goal is to predict whether a breast-cancer patient is alive (0) or dead "
-                "(1) from the time since their surgery and whether their cancer metastasized."
-            )
-        return "Your goal is to predict a binary response (0 or 1) to a pair of inputs."
+    task_texts = (
+        "Your goal is to predict whether a breast-cancer patient is alive (0) or dead (1) from "
+        "the time since their surgery and whether their cancer metastasized.",
+        "Your goal is to predict a binary response (0 or 1) to a pair of inputs.",
+    )
+    observe_format = observe_instruction("ID")
+    answer_format = answer_instruction("only 0 or 1.")
 
     def system_message(self, include_prior: bool) -> str:
         env: Survival = self.env  # type: ignore[assignment]
@@ -99,12 +98,7 @@ class SurvivalGoal(Goal):
                 f"Observe by writing an index from 0 to {last}, e.g. <observe>3</observe>. "
                 "The reply is the binary response."
             )
-        return "\n".join(
-            [self.task_text(include_prior), intro, env.patient_table(), how, OBSERVE, ANSWER]
-        )
-
-    def naive_system_message(self, include_prior: bool) -> str:
-        return naive_message(self.task_text(include_prior), ANSWER)
+        return self.scientist_prompt(self.task_text(include_prior), intro, env.patient_table(), how)
 
     def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
         """Fresh patients with labels balanced: each target is the minority label so far
@@ -148,13 +142,6 @@ class SurvivalGoal(Goal):
         t, m = question.point
         theta = self.env.prior_sample(20_000, np.random.default_rng(0))
         return int(death_probability(theta, t, m, self.env.fidelity).mean() >= 0.5)
-
-
-OBSERVE = (
-    "Write your reasoning inside <thought></thought> tags and the ID you choose inside "
-    "<observe></observe> tags."
-)
-ANSWER = "When asked a question, reply inside <answer></answer> tags with only 0 or 1."
 
 
 class Survival(BoxingEnv):

@@ -7,10 +7,23 @@ from typing import Any
 
 import numpy as np
 
-OBSERVE_FORMAT = (
-    "Write your reasoning inside <thought></thought> tags and the experiment you choose inside "
-    "<observe></observe> tags."
-)
+
+def observe_instruction(choice: str = "experiment") -> str:
+    """How the scientist writes an experiment: its reasoning in ``<thought>`` tags and the
+    ``choice`` (the experiment, a time, a patient ID, ...) in ``<observe>`` tags."""
+    return (
+        f"Write your reasoning inside <thought></thought> tags and the {choice} you choose "
+        "inside <observe></observe> tags."
+    )
+
+
+def answer_instruction(content: str) -> str:
+    """How the scientist answers a question: ``content`` (e.g. "only 0 or 1") inside
+    ``<answer>`` tags."""
+    return f"When asked a question, reply inside <answer></answer> tags with {content}"
+
+
+OBSERVE_FORMAT = observe_instruction()
 ANSWER_FORMAT = (
     "When you are asked a question, reply inside <answer></answer> tags with only the answer "
     "in the format requested."

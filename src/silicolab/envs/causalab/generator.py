@@ -71,51 +71,20 @@ def suite_name(
     return "_".join(parts) + f"_gen{seed}"
 
 
-def generate_suite(
-    k: int,
-    n: int,
-    *,
-    family: Family = "linear",
-    seed: int = 0,
-    hidden: bool | int = False,
-    frequency_can_be_parent: bool = False,
-    golden: bool = False,
-    hidden_values: tuple[float, ...] = (-5.0, 0.0, 5.0),
-    hidden_hits_target: bool = False,
-    suite: str | None = None,
-) -> list[GraphConfig]:
-    """``n`` new graph configs with ``k`` nodes (target included).
+def generate_suite(k: int, n: int, **options: Any) -> list[GraphConfig]:
+    """``n`` new graph configs with ``k`` nodes (target included): graphs ``0..n-1`` of
+    :func:`generate_config` with the same ``options``.
 
     ``family``: ``"linear"``, ``"quadratic"`` (= the paper's hard quadratic) or
     ``"quadratic_easy"``. ``hidden``: ``True`` or the number of nodes H affects (a direct
     parent of the target first); ``hidden_hits_target`` puts the target first in that list
     (the "freqnode" suites). ``golden`` adds a bootstrap chain and sets the budget to 0.
+    ``seed``, ``frequency_can_be_parent``, ``hidden_values`` and ``suite`` (the name,
+    default :func:`suite_name`) as in :func:`generate_config`.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise InputError(f"n must be a non-negative integer; got {n!r}")
-    name = suite or suite_name(
-        k,
-        family=family,
-        seed=seed,
-        hidden=hidden,
-        frequency_can_be_parent=frequency_can_be_parent,
-        golden=golden,
-    )
-    return [
-        generate_config(
-            k,
-            index=i,
-            seed=seed,
-            family=family,
-            hidden=hidden,
-            frequency_can_be_parent=frequency_can_be_parent,
-            golden=golden,
-            hidden_values=hidden_values,
-            hidden_hits_target=hidden_hits_target,
-            suite=name,
-        )
-        for i in range(n)
-    ]
+    return [generate_config(k, index=i, **options) for i in range(n)]
 
 
 def generate_config(

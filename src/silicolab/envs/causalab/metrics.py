@@ -3,57 +3,18 @@
 The primitives (edge, target-parent, SHD, weight, root, IMEC and consistency scores) are
 in :mod:`silicolab.envs.causalab.metrics_core`, the trajectory metrics and the flat
 per-episode summary in :mod:`silicolab.envs.causalab.metrics_episode`; both are
-re-exported here. Every metric is per episode; averaging over episodes (macro) is the
-bench's job. See ``metrics_core`` for where :mod:`silicolab.scm.metrics` is reused and
-where the spec's definition differs from it.
+re-exported here from their own ``__all__``, so a public name is declared once. Every
+metric is per episode; averaging over episodes (macro) is the bench's job. See
+``metrics_core`` for where :mod:`silicolab.scm.metrics` is reused and where the spec's
+definition differs from it.
 """
 
 from __future__ import annotations
 
-from silicolab.envs.causalab.metrics_core import (
-    CONSISTENCY_TOL,
-    CONSISTENCY_TOL_STRICT,
-    WEIGHT_TOL,
-    Scores,
-    consistency,
-    directed_shd,
-    edge_prf,
-    edge_set,
-    imec_of,
-    normalize_name,
-    root_prf,
-    root_prf_names,
-    target_parent_prf,
-    weight_prf,
-)
-from silicolab.envs.causalab.metrics_episode import (
-    QUAD_WEIGHT_TOL,
-    TRAJECTORY_WEIGHT_TOL,
-    final_hypothesis,
-    formula_error,
-    score_episode,
-    trajectory_metrics,
-)
+from silicolab.envs.causalab import metrics_core, metrics_episode
+from silicolab.envs.causalab.metrics_core import *  # noqa: F403
+from silicolab.envs.causalab.metrics_episode import *  # noqa: F403
 
-__all__ = [
-    "CONSISTENCY_TOL",
-    "CONSISTENCY_TOL_STRICT",
-    "QUAD_WEIGHT_TOL",
-    "TRAJECTORY_WEIGHT_TOL",
-    "WEIGHT_TOL",
-    "Scores",
-    "consistency",
-    "directed_shd",
-    "edge_prf",
-    "edge_set",
-    "final_hypothesis",
-    "formula_error",
-    "imec_of",
-    "normalize_name",
-    "root_prf",
-    "root_prf_names",
-    "score_episode",
-    "target_parent_prf",
-    "trajectory_metrics",
-    "weight_prf",
-]
+__all__: list[str] = []
+__all__ += metrics_core.__all__
+__all__ += metrics_episode.__all__

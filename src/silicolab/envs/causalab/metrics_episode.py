@@ -26,6 +26,15 @@ from silicolab.envs.causalab.suite import TARGET
 if TYPE_CHECKING:
     from silicolab.envs.causalab.suite import GraphConfig
 
+__all__ = [
+    "QUAD_WEIGHT_TOL",
+    "TRAJECTORY_WEIGHT_TOL",
+    "final_hypothesis",
+    "formula_error",
+    "score_episode",
+    "trajectory_metrics",
+]
+
 TRAJECTORY_WEIGHT_TOL = 0.01  # the visualiser's per-step weight accuracy tolerance (§6.5)
 QUAD_WEIGHT_TOL = 0.01  # [R] quadratic weights are non-integers; 1e-6 would never match
 FORMULA_TOL = 5.0  # §6.6 companion metric: hit iff |error| <= 5 Hz (inclusive)

@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import jinja2
-
 from silicolab.llm import LanguageModel, load_model
 from silicolab.llm.base import run_sync
+from silicolab.scientists.templates import render_template
 
 if TYPE_CHECKING:
     from silicolab.envs.boxinggym.base import BoxingEnv, Question
@@ -36,19 +34,9 @@ TEMPERATURE = 0.0
 MAX_TOKENS = 512
 
 
-@cache
-def _templates() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(PROMPTS),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=False,
-        autoescape=False,
-    )
-
-
 def render(name: str, **values: Any) -> str:
     """Render the prompt template ``name`` (a missing variable is an error)."""
-    return _templates().get_template(name).render(**values)
+    return render_template(PROMPTS, name, keep_trailing_newline=False, **values)
 
 
 def extract_tag(text: str, tag: str) -> str | None:

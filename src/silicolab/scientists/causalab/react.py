@@ -19,11 +19,8 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-
-import jinja2
 
 from silicolab.core.errors import InputError
 from silicolab.envs.causalab.dsl import DSLState, Hypothesis, ParseOutcome, parse_record
@@ -31,6 +28,7 @@ from silicolab.envs.causalab.dsl import repair_message as dsl_repair_message
 from silicolab.envs.causalab.suite import TARGET
 from silicolab.llm import LanguageModel, load_model
 from silicolab.scientists.causalab.episode import EpisodeTrace, StepRecord, excerpt
+from silicolab.scientists.templates import render_template
 
 if TYPE_CHECKING:
     from silicolab.envs.causalab.lab import CrystalLab
@@ -45,19 +43,9 @@ PROMPTS = Path(__file__).parent / "prompts"
 MANIPULATOR_HEADER = "PROPERTY MANIPULATOR"
 
 
-@cache
-def _templates() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(PROMPTS),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-
-
 def render(name: str, **values: Any) -> str:
     """Render the prompt template ``name`` (a missing variable is an error)."""
-    return _templates().get_template(name).render(**values)
+    return render_template(PROMPTS, name, keep_trailing_newline=True, **values)
 
 
 @dataclass

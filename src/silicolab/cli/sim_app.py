@@ -15,10 +15,18 @@ from silicolab.cli.common import (
     ConfigOpt,
     JsonOpt,
     KeyEnvOpt,
-    ModelOpt,
     ResumeOpt,
     RunsDirOpt,
 )
+
+SubjectModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Model spec of the simulated people (the subject role; default: the subject "
+        "role's configured model, or the offline scripted agents when none is configured).",
+    ),
+]
 
 sim_app = typer.Typer(
     help="Run generative agent-based simulations (examples: auction, bargaining, market).",
@@ -29,7 +37,7 @@ sim_app = typer.Typer(
 @sim_app.command("run")
 def sim_run(
     name: Annotated[str, typer.Argument(help="Example to run: auction, bargaining or market.")],
-    model: ModelOpt = None,
+    model: SubjectModelOpt = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the episode.")] = 0,
@@ -40,8 +48,9 @@ def sim_run(
 ) -> None:
     """Run an example simulation and write its run directory with an HTML transcript.
 
-    Offline by default (rule agents and the scripted model); --model SPEC makes the
-    bargaining agents real language-model agents.
+    Offline by default (rule agents and the scripted model); --model SPEC (or a configured
+    subject role) makes the bargaining agents real language-model agents. --model sets
+    the subject role's model, never the scientist's.
     """
     from silicolab.cli.options import explicit_options
     from silicolab.cli.sim import run_sim

@@ -47,13 +47,15 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
 
 
 def use_server(folder: Path, base_url: str, *, timeout_s: float = 5.0) -> None:
-    """Point the scientist role of ``folder``'s silicolab.yaml at ``base_url`` as model
-    ``openai:fake`` (pass ``--model openai:fake``), without retries."""
+    """Point the scientist and subject roles of ``folder``'s silicolab.yaml at ``base_url``
+    as model ``openai:fake`` (pass ``--model openai:fake``), without retries: discovery
+    commands use the scientist role, ``sim run`` the subject role."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "silicolab.yaml").write_text(
-        "models:\n  scientist:\n    spec: openai:fake\n"
+    role = (
+        "    spec: openai:fake\n"
         f"    base_url: {base_url}\n    timeout_s: {timeout_s}\n    max_retries: 0\n"
     )
+    (folder / "silicolab.yaml").write_text(f"models:\n  scientist:\n{role}  subject:\n{role}")
 
 
 def bargainer_reply(body: dict[str, Any]) -> str:

@@ -8,11 +8,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from silicolab import __version__
+from silicolab.cli.bench_app import bench_app
+from silicolab.cli.cache_app import cache_app
+from silicolab.cli.common import (
+    BaseUrlOpt,
+    ConfigOpt,
+    JsonOpt,
+    KeyEnvOpt,
+    ModelOpt,
+    ResumeOpt,
+    RunsDirOpt,
+)
+from silicolab.cli.sim_app import sim_app
+from silicolab.cli.study_app import study_app
 
 app = typer.Typer(
     name="silicolab",
@@ -26,32 +39,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-cache_app = typer.Typer(
-    help="Inspect or clear the exact-prompt LLM cache (a SQLite file; see cache_path).",
-    no_args_is_help=True,
-)
+# Each command group lives in its own module; joined in the order --help lists them.
 app.add_typer(cache_app, name="cache")
-bench_app = typer.Typer(
-    help="Run benchmark suites resumably and compare with the published numbers.",
-    no_args_is_help=True,
-)
 app.add_typer(bench_app, name="bench")
-sim_app = typer.Typer(
-    help="Run generative agent-based simulations (examples: auction, bargaining, market).",
-    no_args_is_help=True,
-)
 app.add_typer(sim_app, name="sim")
-from silicolab.cli.study_app import study_app  # noqa: E402 - after the app it joins
-
 app.add_typer(study_app, name="study")
-
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option("--config", help="Path to silicolab.yaml (default: ./silicolab.yaml)."),
-]
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON object on stdout instead of tables.")
-]
 
 
 def _version(value: bool) -> None:
@@ -135,9 +127,7 @@ def ask(
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="OpenAI-compatible server for the model.")
     ] = None,
-    api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="Environment variable holding the key.")
-    ] = None,
+    api_key_env: KeyEnvOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -158,28 +148,6 @@ def ask(
         config=config,
         json_out=json_out,
     )
-
-
-ModelOpt = Annotated[
-    str | None,
-    typer.Option("--model", help="Model spec for LLM methods (default: the scientist role's)."),
-]
-BaseUrlOpt = Annotated[
-    str | None, typer.Option("--base-url", help="OpenAI-compatible server for --model.")
-]
-KeyEnvOpt = Annotated[
-    str | None, typer.Option("--api-key-env", help="Environment variable holding the key.")
-]
-RunsDirOpt = Annotated[
-    Path | None, typer.Option("--runs-dir", help="Where run directories go (default: runs).")
-]
-ResumeOpt = Annotated[
-    bool,
-    typer.Option(
-        "--resume",
-        help="Finish the latest unfinished run of this command with its stored settings.",
-    ),
-]
 
 
 @app.command()
@@ -244,249 +212,6 @@ def discover(
         config=config,
         json_out=json_out,
     )
-
-
-@bench_app.command("discovery")
-def bench_discovery(
-    ctx: typer.Context,
-    methods: Annotated[str, typer.Option(help="Comma-separated method names.")] = (
-        "pc,exact_scp,exact,direct_lingam"
-    ),
-    datasets: Annotated[str, typer.Option(help="Comma-separated datasets, or 'all'.")] = "all",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
-    jobs: Annotated[int, typer.Option(min=1, help="Units run concurrently.")] = 2,
-    resume: Annotated[bool, typer.Option("--resume", help="Finish the latest run.")] = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """Causal discovery on Auto MPG, DWD climate and Sachs, beside the MAC paper's table.
-
-    exact_scp reads Exact Search's output the way the paper did (edges reversed) to
-    reproduce its rows; exact is the correctly oriented search, reported as our own row.
-    Add LLM methods (mac_meta_debate, mac_debate_coding, ...) with --model.
-    """
-    from silicolab.cli.bench import Connection, run_bench_discovery
-
-    run_bench_discovery(
-        settings={"methods": methods, "datasets": datasets, "model": model},
-        **_bench_flow(
-            ctx, Connection(config, base_url, api_key_env), jobs, resume, runs_dir, json_out
-        ),
-    )
-
-
-@bench_app.command("causalab")
-def bench_causalab(
-    ctx: typer.Context,
-    suite: Annotated[
-        str,
-        typer.Option(
-            help="Suites: 3nodes..7nodes (the main sweep), a comma "
-            "list such as 4nodes,4nodes_quad_hard, or 'all'."
-        ),
-    ] = ("3nodes..7nodes"),
-    agent: Annotated[str, typer.Option(help="reference (no LLM), random, or llm.")] = "reference",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
-    episodes: Annotated[int, typer.Option(min=1, max=50, help="Graphs per suite.")] = 50,
-    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 8,
-    verify: Annotated[
-        str, typer.Option(help="LLM verification: none, per_step or before_commit.")
-    ] = "none",
-    fidelity: Annotated[
-        str, typer.Option(help="fixed (deterministic) or faithful (the published quirks).")
-    ] = "fixed",
-    seed: Annotated[int, typer.Option(help="Seed of the lab instances.")] = 0,
-    resume: Annotated[bool, typer.Option("--resume", help="Finish the latest run.")] = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """CausaLab crystal-lab episodes: task accuracy, edge F1, SHD, weight and root F1,
-    beside the CausaLab paper's numbers for the same suite."""
-    from silicolab.cli.bench import Connection, run_bench_causalab
-
-    settings = {"suite": suite, "agent": agent, "model": model, "episodes": episodes}
-    settings.update(verify=verify, fidelity=fidelity, seed=seed)
-    run_bench_causalab(
-        settings=settings,
-        **_bench_flow(
-            ctx, Connection(config, base_url, api_key_env), jobs, resume, runs_dir, json_out
-        ),
-    )
-
-
-@bench_app.command("boxinggym")
-def bench_boxinggym(
-    ctx: typer.Context,
-    env: Annotated[
-        str,
-        typer.Option(
-            help="'all' (the paper's goals), or a comma list of "
-            "env or env:goal, e.g. dugongs,death_process:infection."
-        ),
-    ] = ("all"),
-    agent: Annotated[
-        str,
-        typer.Option(help="reference (greedy-EIG Bayesian, no LLM; once boed), random, or llm."),
-    ] = "reference",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
-    seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per goal.")] = 5,
-    prior: Annotated[
-        bool, typer.Option("--prior/--no-prior", help="With or without the domain story.")
-    ] = True,
-    communicate: Annotated[
-        bool,
-        typer.Option(
-            "--communicate",
-            help="Add the novice evaluation after a 200-word explanation (LLM agent).",
-        ),
-    ] = False,
-    participant_model: Annotated[
-        str | None,
-        typer.Option(
-            "--participant-model",
-            help="Model spec whose words the simulated participants of emotion and moral "
-            "machines speak (default: a plain template).",
-        ),
-    ] = None,
-    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 2,
-    fidelity: Annotated[
-        str, typer.Option(help="fixed (bugs fixed) or faithful (as published).")
-    ] = "fixed",
-    resume: Annotated[bool, typer.Option("--resume", help="Finish the latest run.")] = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """BoxingGym: 10 steps of experimental design per goal, standardized error before and
-    after, EI regret, beside the BoxingGym paper's Tables 1-3."""
-    from silicolab.cli.bench import Connection, run_bench_boxinggym
-
-    settings = {"env": env, "agent": agent, "model": model, "seeds": seeds, "prior": prior}
-    settings.update(communicate=communicate, participant_model=participant_model, fidelity=fidelity)
-    run_bench_boxinggym(
-        settings=settings,
-        **_bench_flow(
-            ctx, Connection(config, base_url, api_key_env), jobs, resume, runs_dir, json_out
-        ),
-    )
-
-
-@bench_app.command("episodes")
-def bench_episodes(
-    ctx: typer.Context,
-    env: Annotated[
-        str, typer.Option(help="Comma list of registered environment ids, e.g. causalab.")
-    ] = "causalab",
-    agent: Annotated[str, typer.Option(help="reference (no LLM), random, or llm.")] = "reference",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
-    seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per environment.")] = 3,
-    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 1,
-    resume: Annotated[bool, typer.Option("--resume", help="Finish the latest run.")] = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """Episodes of any registered environment family: the mean of each environment's
-    headline scores and health counters (no published anchors)."""
-    from silicolab.cli.bench import Connection, run_bench_episodes
-
-    run_bench_episodes(
-        settings={"env": env, "agent": agent, "model": model, "seeds": seeds},
-        **_bench_flow(
-            ctx, Connection(config, base_url, api_key_env), jobs, resume, runs_dir, json_out
-        ),
-    )
-
-
-def _bench_flow(
-    ctx: typer.Context,
-    connection: Any,
-    jobs: int,
-    resume: bool,
-    runs_dir: Path | None,
-    json_out: bool,
-) -> dict[str, Any]:
-    """The options every bench command passes on, with the names the user typed."""
-    from silicolab.cli.bench import typed_options
-
-    return {
-        "connection": connection,
-        "jobs": jobs,
-        "explicit": typed_options(ctx),
-        "resume": resume,
-        "runs_dir": runs_dir,
-        "config": connection.config,
-        "json_out": json_out,
-    }
-
-
-@sim_app.command("run")
-def sim_run(
-    name: Annotated[str, typer.Argument(help="Example to run: auction, bargaining or market.")],
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the episode.")] = 0,
-    resume: ResumeOpt = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """Run an example simulation and write its run directory with an HTML transcript.
-
-    Offline by default (rule agents and the scripted model); --model SPEC makes the
-    bargaining agents real language-model agents.
-    """
-    from silicolab.cli.options import explicit_options
-    from silicolab.cli.sim import run_sim
-
-    run_sim(
-        name,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        seed=seed,
-        resume=resume,
-        explicit=explicit_options(),
-        runs_dir=runs_dir,
-        config=config,
-        json_out=json_out,
-    )
-
-
-@cache_app.command("stats")
-def cache_stats(
-    config: ConfigOpt = None,
-    path: Annotated[Path | None, typer.Option("--path", help="Cache file to inspect.")] = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """Entries, stored tokens and size of the LLM cache."""
-    from silicolab.cli.info import show_cache_stats
-
-    show_cache_stats(config=config, path=path, json_out=json_out)
-
-
-@cache_app.command("clear")
-def cache_clear(
-    config: ConfigOpt = None,
-    path: Annotated[Path | None, typer.Option("--path", help="Cache file to clear.")] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-    json_out: JsonOpt = False,
-) -> None:
-    """Delete every cached completion (later calls go to the servers again)."""
-    from silicolab.cli.info import clear_cache
-
-    clear_cache(config=config, path=path, yes=yes, json_out=json_out)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import typer
 
+from silicolab.cli.flow import emit, runs_root
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
@@ -84,6 +85,13 @@ def choice(value: str, option: str, allowed: Iterable[str]) -> str:
     return value
 
 
+def llm_needs_model(settings: Mapping[str, Any]) -> None:
+    """``--agent llm`` plays the scientist with the model the user names: refuse it
+    without ``--model``."""
+    if settings["agent"] == "llm" and not settings["model"]:
+        raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
+
+
 def run_bench(
     name: str,
     settings: dict[str, Any],
@@ -99,10 +107,10 @@ def run_bench(
 ) -> dict[str, Any]:
     """The flow every bench command shares (module docstring). ``check(settings)``
     validates; ``execute(settings, run)`` returns ``(table, view)``."""
-    from silicolab.runs import DEGRADED_EXIT, Run, open_run
+    from silicolab.runs import Run, open_run
 
     check(settings)
-    root = runs_dir or Path(load_settings(config).runs_dir)
+    root = runs_root(runs_dir, config)
     kind = f"bench-{name}"
     if resume:
         latest = Run.latest(root, kind=kind)
@@ -120,13 +128,13 @@ def run_bench(
         run.write_record(record)
         run.write_report(view.markdown(table))
         status = run.finish(health)
-    if json_out:
-        typer.echo(json.dumps({"run_dir": str(run.path), "status": status, "rows": rows}))
-    else:
-        view.print(table, run.path)
-    if status == "degraded":
-        typer.echo(health.summary_line(), err=True)
-        raise typer.Exit(DEGRADED_EXIT)
+    emit(
+        {"run_dir": str(run.path), "status": status, "rows": rows},
+        json_out=json_out,
+        show=lambda: view.print(table, run.path),
+        status=status,
+        health=health,
+    )
     return {"run_dir": str(run.path), "rows": rows}
 
 
@@ -237,8 +245,7 @@ def run_bench_causalab(
         expand_suites(s["suite"])
         choice(s["verify"], "--verify", VERIFY_MODES)
         choice(s["fidelity"], "--fidelity", FIDELITIES)
-        if s["agent"] == "llm" and not s["model"]:
-            raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
+        llm_needs_model(s)
 
     def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
         from silicolab.bench.causalab import CausaLabBench, arun_causalab
@@ -298,8 +305,7 @@ def run_bench_boxinggym(
     def check(s: dict[str, Any]) -> None:
         boxinggym_pairs(s["env"])
         choice(s["fidelity"], "--fidelity", FIDELITIES)
-        if s["agent"] == "llm" and not s["model"]:
-            raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
+        llm_needs_model(s)
 
     def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
         from silicolab.bench.boxinggym import BoxingGymBench, Models, arun_boxinggym
@@ -340,8 +346,7 @@ def run_bench_episodes(
 
         for env in split_list(s["env"], "env"):
             family_of(env)
-        if s["agent"] == "llm" and not s["model"]:
-            raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
+        llm_needs_model(s)
 
     def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
         from silicolab.bench.episodes import EpisodesBench, arun_episodes

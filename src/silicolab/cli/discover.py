@@ -5,11 +5,11 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import typer
-
+from silicolab.cli.flow import emit, open_checked_run, runs_root
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
@@ -44,20 +44,16 @@ def parse_edges(items: list[str], flag: str) -> tuple[tuple[str, str], ...]:
     return tuple(edges)
 
 
-def llm_model(
+def scientist_model(
     model: str | None, base_url: str | None, api_key_env: str | None, config: Path | None
 ) -> Any:
-    """The scientist-role model, with command-line overrides."""
-    from silicolab.llm.roles import model_for_role
+    """The scientist-role model (the one discovery methods play), with the command-line
+    overrides that were given."""
+    from silicolab.llm.roles import role_model
 
-    overrides: dict[str, Any] = {}
-    if model:
-        overrides["spec"] = model
-    if base_url:
-        overrides["base_url"] = base_url
-    if api_key_env:
-        overrides["api_key_env"] = api_key_env
-    return model_for_role("scientist", load_settings(config), **overrides)
+    return role_model(
+        "scientist", load_settings(config), spec=model, base_url=base_url, api_key_env=api_key_env
+    )
 
 
 def _text(path: Path | None) -> str | None:
@@ -90,11 +86,6 @@ def run_discover(
     method's answers already received come from the cache); options in ``explicit``
     that contradict the stored settings are refused.
     """
-    from silicolab.discovery import registry
-    from silicolab.discovery.health import discovery_health
-    from silicolab.discovery.scoring import score
-    from silicolab.runs import DEGRADED_EXIT, open_run
-
     settings: dict[str, Any] = {
         "method": method,
         "dataset": dataset,
@@ -107,34 +98,23 @@ def run_discover(
         "base_url": base_url,
         "api_key_env": api_key_env,
     }
-    root = runs_dir or Path(load_settings(config).runs_dir)
-    if resume:
-        run, settings = open_run(
-            root, "discover", settings=settings, explicit=explicit, resume=True, seed=seed
-        )
-        seed = settings.pop("seed", seed)
-        job = _prepare(settings, seed, config)
-    else:
-        job = _prepare(settings, seed, config)
-        run, _ = open_run(
-            root, "discover", settings=settings, slug=f"{job.ds.name}-{method}", seed=seed
-        )
-    ds, method = job.ds, settings["method"]
+    opened = open_checked_run(
+        runs_root(runs_dir, config),
+        "discover",
+        settings,
+        seed=seed,
+        resume=resume,
+        explicit=explicit,
+        prepare=lambda s, seed: _prepare(s, seed, config),
+        slug=lambda job: f"{job.ds.name}-{method}",
+    )
+    job, run, seed = opened.job, opened.run, opened.seed
+    ds, method = job.ds, opened.settings["method"]
     with run:
-        result = registry.discover(ds.data, method, knowledge=job.knowledge, **job.kwargs)
-        scores = score(result, ds.truth) if ds.truth is not None else None
-        health = discovery_health(result.raw)
-        record = {
-            "dataset": ds.name,
-            "seed": seed,
-            "params": kwargs_for_record(job.kwargs),
-            "result": result.to_dict(),
-            "scores": scores,
-            "health": health.to_dict() if health else None,
-        }
-        run.append_event("result", {"edges": record["result"]["edges"], "scores": scores})
+        result, record, health = _discover(job, seed)
+        run.append_event("result", {"edges": record["result"]["edges"], "scores": record["scores"]})
         run.write_record(record)
-        run.write_report(_report(ds, result, scores, health))
+        run.write_report(_report(ds, result, record["scores"], health))
         status = run.finish(health)
     out = {
         "run_dir": str(run.path),
@@ -143,27 +123,51 @@ def run_discover(
         "method": method,
         "seed": seed,
         "edges": record["result"].get("edges"),
-        "scores": scores,
+        "scores": record["scores"],
         "runtime_s": result.runtime_s,
         "usage": result.usage.get("total", result.usage),
         "health": record["health"],
     }
-    if json_out:
-        typer.echo(json.dumps(out, default=str))
-    else:
-        _print(ds, result, scores, run.path, health)
-    if status == "degraded":
-        assert health is not None
-        typer.echo(health.summary_line(), err=True)
-        raise typer.Exit(DEGRADED_EXIT)
+    emit(
+        out,
+        json_out=json_out,
+        show=lambda: _print(ds, result, record["scores"], run.path, health),
+        status=status,
+        health=health,
+    )
     return out
 
 
-class _Job:
-    """Everything a discover run needs, checked: the dataset, knowledge and parameters."""
+def _discover(job: _Job, seed: int | None) -> tuple[Any, dict[str, Any], Any]:
+    """Run the job's method on its data: the result, the run's record and its health."""
+    from silicolab.discovery import registry
+    from silicolab.discovery.health import discovery_health
+    from silicolab.discovery.scoring import score
 
-    def __init__(self, ds: Any, knowledge: Any, kwargs: dict[str, Any]):
-        self.ds, self.knowledge, self.kwargs = ds, knowledge, kwargs
+    ds = job.ds
+    result = registry.discover(ds.data, job.method, knowledge=job.knowledge, **job.kwargs)
+    scores = score(result, ds.truth) if ds.truth is not None else None
+    health = discovery_health(result.raw)
+    record = {
+        "dataset": ds.name,
+        "seed": seed,
+        "params": kwargs_for_record(job.kwargs),
+        "result": result.to_dict(),
+        "scores": scores,
+        "health": health.to_dict() if health else None,
+    }
+    return result, record, health
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Everything a discover run needs, checked: the method, dataset, knowledge and the
+    method's keyword arguments."""
+
+    method: str
+    ds: Any
+    knowledge: Any
+    kwargs: dict[str, Any]
 
 
 def _prepare(settings: dict[str, Any], seed: int | None, config: Path | None) -> _Job:
@@ -195,7 +199,7 @@ def _prepare(settings: dict[str, Any], seed: int | None, config: Path | None) ->
     registry.check_params(method, kwargs)
     if method in registry.available("llm"):
         kwargs.update(
-            model=llm_model(
+            model=scientist_model(
                 settings["model"], settings["base_url"], settings["api_key_env"], config
             ),
             description=ds.description,
@@ -203,7 +207,7 @@ def _prepare(settings: dict[str, Any], seed: int | None, config: Path | None) ->
         )
     elif settings["model"]:
         raise InputError(f"--model applies to LLM methods only; {method!r} is statistical")
-    return _Job(ds, knowledge, kwargs)
+    return _Job(method, ds, knowledge, kwargs)
 
 
 def kwargs_for_record(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -8,12 +8,11 @@ language-model agents use the ``scripted`` test double and the rule-based ones n
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import typer
-
+from silicolab.cli.flow import emit, open_checked_run, runs_root
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
@@ -87,75 +86,109 @@ def run_sim(
 ) -> dict[str, Any]:
     """Run the example ``name``, write its run directory and print a summary.
 
-    ``resume`` continues the latest unfinished sim run with its stored settings: a
-    finished episode is not run again, the checkpointed examples continue from their last
-    completed step, the others start their episode again (a real model's answers already
-    received come from the cache). Options in ``explicit`` that contradict the stored
-    settings are refused.
+    ``model``, ``base_url`` and ``api_key_env`` override the model of the role the
+    example's language-model agents play (the simulated people: ``subject``). ``resume``
+    continues the latest unfinished sim run with its stored settings: a finished episode
+    is not run again, the checkpointed examples continue from their last completed step,
+    the others start their episode again (a real model's answers already received come
+    from the cache). Options in ``explicit`` that contradict the stored settings are
+    refused.
     """
-    from silicolab.runs import DEGRADED_EXIT, open_run
-    from silicolab.sim.examples.registry import EXAMPLES, USES_MODEL
-
     settings: dict[str, Any] = {
         "name": name,
         "model": model,
         "base_url": base_url,
         "api_key_env": api_key_env,
     }
-    root = runs_dir or Path(load_settings(config).runs_dir)
-    run = None
-    if resume:
-        run, settings = open_run(
-            root, "sim", settings=settings, explicit=explicit, resume=True, seed=seed
-        )
-        name, seed = settings["name"], int(settings.pop("seed"))
-    if seed < 0:
-        raise InputError(f"--seed {seed} must be 0 or more")
-    if name not in EXAMPLES:
-        raise InputError(f"unknown simulation {name!r}; examples: {', '.join(sorted(EXAMPLES))}")
-    llm = None
-    if settings["model"] is not None and name in USES_MODEL:
-        from silicolab.cli.discover import llm_model
-
-        llm = llm_model(settings["model"], settings["base_url"], settings["api_key_env"], config)
-    elif settings["model"] is not None:
-        raise InputError(f"--model applies to {', '.join(sorted(USES_MODEL))}; {name} needs none")
-    model_spec = getattr(llm, "spec", None) or (
-        "scripted (offline)" if name in USES_MODEL else "none (rule-based agents)"
+    opened = open_checked_run(
+        runs_root(runs_dir, config),
+        "sim",
+        settings,
+        seed=seed,
+        resume=resume,
+        explicit=explicit,
+        prepare=lambda s, seed: _prepare(s, int(seed), config),
+        slug=lambda job: job.name,
     )
-    if run is None:
-        run, _ = open_run(root, "sim", settings=settings, slug=name, seed=seed)
+    job, run = opened.job, opened.run
+    name, seed = job.name, job.seed
     with run:
-        summary, health = _episode(run, name, llm, seed)
+        summary, health = _episode(run, name, job.llm, seed)
         record = {
             "kind": "sim",
             "example": name,
-            "model": model_spec,
+            "model": job.model_spec,
             "seed": seed,
             "health": health.to_dict(),
             **summary,
         }
         run.write_record(record)
-        run.write_report(_report(name, run.path, model_spec, summary, health))
+        run.write_report(_report(name, run.path, job.model_spec, summary, health))
         _write_transcript(run.path, name, summary["log"])
         status = run.finish(health)
     out = {
         "run_dir": str(run.path),
         "status": status,
         "example": name,
-        "model": model_spec,
+        "model": job.model_spec,
         "seed": seed,
         "health": health.to_dict(),
         **{k: v for k, v in summary.items() if k not in _NOT_IN_JSON},
     }
-    if json_out:
-        typer.echo(json.dumps(out))
-    else:
-        _print_summary(name, summary, run.path, health)
-    if status == "degraded":
-        typer.echo(health.summary_line(), err=True)
-        raise typer.Exit(DEGRADED_EXIT)
+    emit(
+        out,
+        json_out=json_out,
+        show=lambda: _print_summary(name, summary, run.path, health),
+        status=status,
+        health=health,
+    )
     return out
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A sim run's checked inputs: the example, its seed and its agents' model."""
+
+    name: str
+    seed: int
+    llm: Any
+    model_spec: str
+
+
+def _prepare(settings: dict[str, Any], seed: int, config: Path | None) -> _Job:
+    """Check the example and seed and load its agents' model (no run directory yet)."""
+    from silicolab.sim.examples.registry import EXAMPLES, MODEL_ROLES
+
+    name = settings["name"]
+    if seed < 0:
+        raise InputError(f"--seed {seed} must be 0 or more")
+    if name not in EXAMPLES:
+        raise InputError(f"unknown simulation {name!r}; examples: {', '.join(sorted(EXAMPLES))}")
+    role = MODEL_ROLES.get(name)
+    if role is None and settings["model"] is not None:
+        raise InputError(f"--model applies to {', '.join(sorted(MODEL_ROLES))}; {name} needs none")
+    llm = None if role is None else _role_model(role, settings, config)
+    model_spec = getattr(llm, "spec", None) or (
+        "none (rule-based agents)" if role is None else "scripted (offline)"
+    )
+    return _Job(name, seed, llm, model_spec)
+
+
+def _role_model(role: str, settings: dict[str, Any], config: Path | None) -> Any:
+    """The model of ``role`` with the command-line overrides, or ``None`` (the example's
+    own offline agents) when no ``--model`` was given and the role is not configured."""
+    from silicolab.llm.roles import role_model
+
+    configured = load_settings(config)
+    if settings["model"] is None and configured.role_source(role) == "built-in":
+        return None
+    return role_model(
+        role,
+        configured,
+        spec=settings["model"],
+        base_url=settings["base_url"],
+        api_key_env=settings["api_key_env"],
+    )
 
 
 def _episode(run: Any, name: str, llm: Any, seed: int) -> tuple[dict[str, Any], Any]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from silicolab.cli.flow import runs_root
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
@@ -125,7 +126,7 @@ def run_study_command(
     from silicolab.studies.pipeline import HYPOTHESIS_FILE, StudyOptions
     from silicolab.studies.study import arun_study
 
-    root = runs_dir or Path(load_settings(config).runs_dir)
+    root = runs_root(runs_dir, config)
     if resume:
         run, used = open_run(root, "study", settings=settings, explicit=explicit, resume=True)
         hypothesis = read_hypothesis(run.path / HYPOTHESIS_FILE)

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from silicolab.cli.common import ConfigOpt, JsonOpt
 from silicolab.core.errors import InputError
 
 study_app = typer.Typer(
@@ -24,13 +25,6 @@ study_app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON object on stdout instead of tables.")
-]
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option("--config", help="Path to silicolab.yaml (default: ./silicolab.yaml)."),
-]
 ModelOpt = Annotated[
     str | None,
     typer.Option("--model", help="Model spec for every role, e.g. openai:gpt-4o-mini."),

@@ -31,7 +31,6 @@ import networkx as nx
 import numpy as np
 
 from silicolab.core.errors import InputError
-from silicolab.discovery.result import simplest
 from silicolab.scm.graph import CausalGraph, Edge, as_edge
 from silicolab.scm.partial_graph import PartialGraph
 
@@ -290,4 +289,4 @@ def apply_knowledge_filter(
             f"required edge(s) not in the estimate (the post-filter adds no edges): "
             f"{', '.join(unmet)}"
         )
-    return simplest(filtered), notes
+    return filtered.simplest(), notes

@@ -8,6 +8,7 @@ serialized, because it may be a large or unpicklable backend object.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,30 @@ class DiscoveryResult:
     usage: dict[str, Any] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+    @classmethod
+    def since(
+        cls,
+        started: float,
+        method: str,
+        graph: CausalGraph | PartialGraph,
+        *,
+        raw: Any = None,
+        usage: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        notes: Sequence[str] = (),
+    ) -> DiscoveryResult:
+        """The result of ``method``, which began at ``started`` (a ``time.perf_counter()``
+        reading) and ends now: its runtime is the time since."""
+        return cls(
+            method=method,
+            graph=graph,
+            raw=raw,
+            runtime_s=time.perf_counter() - started,
+            usage=dict(usage or {}),
+            params=dict(params or {}),
+            notes=tuple(notes),
+        )
 
     @property
     def nodes(self) -> tuple[str, ...]:
@@ -80,7 +105,7 @@ class DiscoveryResult:
             )
             return cls(
                 method=data["method"],
-                graph=simplest(partial),
+                graph=partial.simplest(),
                 runtime_s=float(data.get("runtime_s", 0.0)),
                 usage=dict(data.get("usage", {})),
                 params=dict(data.get("params", {})),
@@ -91,17 +116,6 @@ class DiscoveryResult:
                 f"not a discovery result record ({exc!r}); pass what DiscoveryResult.to_dict() "
                 "wrote"
             ) from exc
-
-
-def simplest(partial: PartialGraph) -> CausalGraph | PartialGraph:
-    """A :class:`CausalGraph` when every edge is directed and there is no cycle, else the
-    :class:`PartialGraph` unchanged (an estimate may be cyclic and must stay scorable)."""
-    if not partial.is_fully_directed():
-        return partial
-    try:
-        return partial.to_causal_graph()
-    except InputError:
-        return partial
 
 
 def graph_edges(graph: CausalGraph | PartialGraph) -> dict[str, list[Any]]:

@@ -58,8 +58,14 @@ CDNOD_PARAMS = frozenset({"stable", "uc_rule", "uc_priority", "verbose"})
 
 
 def _prepare(
-    method: str, data: pd.DataFrame, knowledge: Knowledge | None
+    method: str,
+    data: pd.DataFrame,
+    knowledge: Knowledge | None,
+    params: Mapping[str, Any],
+    allowed: Collection[str],
 ) -> tuple[list[str], np.ndarray]:
+    """The column names and the numeric array of ``data``, after checking the data, the
+    knowledge (a :class:`Knowledge` over those columns) and the extra ``params``."""
     check_data(data, source=f"{method}: the data")
     names = [str(c) for c in data.columns]
     if knowledge is not None:
@@ -69,6 +75,7 @@ def _prepare(
                 f"{type(knowledge).__name__}; build one with Knowledge(required=..., forbidden=...)"
             )
         knowledge.validate(names)
+    _check_params(method, params, allowed)
     return names, data.to_numpy(dtype=float)
 
 
@@ -86,7 +93,9 @@ def _check_choice(method: str, name: str, value: Any, choices: Collection[str]) 
         raise InputError(f"{method}: {name}={value!r} is not supported; use one of {list(choices)}")
 
 
-def _check_alpha(method: str, alpha: float) -> None:
+def _check_ci(method: str, indep_test: str, alpha: float) -> None:
+    """The conditional-independence test's name and level, for the constraint-based methods."""
+    _check_choice(method, "indep_test", indep_test, CI_TESTS)
     if not 0 < float(alpha) < 1:
         raise InputError(f"{method}: alpha must be between 0 and 1 (exclusive); got {alpha}")
 
@@ -111,22 +120,15 @@ def _quiet(*, stderr: bool = False) -> Iterator[None]:
         yield
 
 
-def _result(
-    method: str,
-    graph: CausalGraph | PartialGraph,
-    raw: Any,
-    start: float,
-    params: dict[str, Any],
-    notes: list[str],
-) -> DiscoveryResult:
-    return DiscoveryResult(
-        method=method,
-        graph=graph,
-        raw=raw,
-        runtime_s=time.perf_counter() - start,
-        params=params,
-        notes=tuple(notes),
-    )
+def _post_filter(
+    graph: CausalGraph | PartialGraph, knowledge: Knowledge | None, why: str
+) -> tuple[CausalGraph | PartialGraph, list[str]]:
+    """``graph`` with ``knowledge`` applied afterwards (for a backend that takes none) and
+    the notes saying so (``why``) and what it changed; unchanged without knowledge."""
+    if not knowledge:
+        return graph, []
+    graph, filter_notes = apply_knowledge_filter(graph, knowledge)
+    return graph, [why, *filter_notes]
 
 
 # -- constraint-based ----------------------------------------------------------------------
@@ -146,10 +148,8 @@ def pc(
     native (causal-learn ``BackgroundKnowledge``). Extra ``params``: ``uc_rule``,
     ``uc_priority``, ``max_k``, ``verbose`` and the CI test's own options."""
     start = time.perf_counter()
-    names, x = _prepare("pc", data, knowledge)
-    _check_params("pc", params, PC_PARAMS | CI_TEST_PARAMS)
-    _check_choice("pc", "indep_test", indep_test, CI_TESTS)
-    _check_alpha("pc", alpha)
+    names, x = _prepare("pc", data, knowledge, params, PC_PARAMS | CI_TEST_PARAMS)
+    _check_ci("pc", indep_test, alpha)
     from causallearn.search.ConstraintBased.PC import pc as causallearn_pc
 
     bk = knowledge.to_causallearn(names) if knowledge else None
@@ -166,7 +166,9 @@ def pc(
             **params,
         )
     effective = dict(alpha=alpha, indep_test=indep_test, stable=stable, standardize=standardize)
-    return _result("pc", from_causallearn_graph(cg.G, names), cg, start, effective | params, [])
+    return DiscoveryResult.since(
+        start, "pc", from_causallearn_graph(cg.G, names), raw=cg, params=effective | params
+    )
 
 
 def fci(
@@ -181,10 +183,8 @@ def fci(
     """FCI: a PAG (circle marks allowed) that tolerates latent confounders. Knowledge is
     native. Extra ``params``: ``depth``, ``max_path_length``, ``verbose``, CI options."""
     start = time.perf_counter()
-    names, x = _prepare("fci", data, knowledge)
-    _check_params("fci", params, FCI_PARAMS | CI_TEST_PARAMS)
-    _check_choice("fci", "indep_test", indep_test, CI_TESTS)
-    _check_alpha("fci", alpha)
+    names, x = _prepare("fci", data, knowledge, params, FCI_PARAMS | CI_TEST_PARAMS)
+    _check_ci("fci", indep_test, alpha)
     from causallearn.search.ConstraintBased.FCI import fci as causallearn_fci
 
     bk = knowledge.to_causallearn(names) if knowledge else None
@@ -201,7 +201,7 @@ def fci(
         )
     effective = dict(alpha=alpha, indep_test=indep_test, standardize=standardize)
     graph = from_causallearn_graph(g, names)
-    return _result("fci", graph, (g, edges), start, effective | params, [])
+    return DiscoveryResult.since(start, "fci", graph, raw=(g, edges), params=effective | params)
 
 
 def cdnod(
@@ -228,10 +228,8 @@ def cdnod(
                 f"cdnod: context column {context!r} is not in the data {list(data.columns)}"
             )
         frame, label = data.drop(columns=[context]), context
-    names, x = _prepare("cdnod", frame, knowledge)
-    _check_params("cdnod", params, CDNOD_PARAMS | CI_TEST_PARAMS)
-    _check_choice("cdnod", "indep_test", indep_test, CI_TESTS)
-    _check_alpha("cdnod", alpha)
+    names, x = _prepare("cdnod", frame, knowledge, params, CDNOD_PARAMS | CI_TEST_PARAMS)
+    _check_ci("cdnod", indep_test, alpha)
     if context is None:
         c_indx = np.arange(len(x), dtype=float)
     elif isinstance(context, str):
@@ -263,7 +261,9 @@ def cdnod(
     graph = from_causallearn_graph(np.asarray(cg.G.graph)[:n, :n], names)
     effective = dict(context=label, alpha=alpha, indep_test=indep_test, standardize=standardize)
     notes = [f"context node ({label}) dropped from the graph"]
-    return _result("cdnod", graph, cg, start, effective | params, notes)
+    return DiscoveryResult.since(
+        start, "cdnod", graph, raw=cg, params=effective | params, notes=notes
+    )
 
 
 # -- score-based ----------------------------------------------------------------------------
@@ -281,21 +281,20 @@ def ges(
     knowledge, so knowledge is applied afterwards by :func:`apply_knowledge_filter` (the
     notes say what it changed). Extra ``params``: ``maxP``, ``parameters``."""
     start = time.perf_counter()
-    names, x = _prepare("ges", data, knowledge)
-    _check_params("ges", params, GES_PARAMS)
+    names, x = _prepare("ges", data, knowledge, params, GES_PARAMS)
     from causallearn.search.ScoreBased.GES import ges as causallearn_ges
 
     x = standardize_columns(x) if standardize else x
     with _quiet():
         record = causallearn_ges(x, score_func=score_func, node_names=names, **params)
     graph = from_causallearn_graph(record["G"], names)
-    notes = []
-    if knowledge:
-        notes.append("GES has no native knowledge: applied as a post-filter on its CPDAG")
-        graph, filter_notes = apply_knowledge_filter(graph, knowledge)
-        notes += filter_notes
+    graph, notes = _post_filter(
+        graph, knowledge, "GES has no native knowledge: applied as a post-filter on its CPDAG"
+    )
     effective = dict(score_func=score_func, standardize=standardize)
-    return _result("ges", graph, record, start, effective | params, notes)
+    return DiscoveryResult.since(
+        start, "ges", graph, raw=record, params=effective | params, notes=notes
+    )
 
 
 def exact(
@@ -317,8 +316,7 @@ def exact(
     ``use_path_extension``, ``use_k_cycle_heuristic``, ``k``, ``verbose``, ``max_parents``.
     """
     start = time.perf_counter()
-    names, x = _prepare("exact", data, knowledge)
-    _check_params("exact", params, EXACT_PARAMS)
+    names, x = _prepare("exact", data, knowledge, params, EXACT_PARAMS)
     _check_choice("exact", "search_method", search_method, ("astar", "dp"))
     from causallearn.search.ScoreBased.ExactSearch import bic_exact_search
 
@@ -349,7 +347,9 @@ def exact(
         standardize=standardize,
         scp_orientation_quirk=scp_orientation_quirk,
     )
-    return _result("exact", graph, (dag, stats), start, effective | params, notes)
+    return DiscoveryResult.since(
+        start, "exact", graph, raw=(dag, stats), params=effective | params, notes=notes
+    )
 
 
 # -- functional causal models ---------------------------------------------------------------
@@ -377,8 +377,7 @@ def direct_lingam(
     Knowledge becomes ``prior_knowledge`` with path semantics (:meth:`Knowledge.to_lingam`).
     Extra ``params``: ``apply_prior_knowledge_softly``."""
     start = time.perf_counter()
-    names, x = _prepare("direct_lingam", data, knowledge)
-    _check_params("direct_lingam", params, DIRECT_LINGAM_PARAMS)
+    names, x = _prepare("direct_lingam", data, knowledge, params, DIRECT_LINGAM_PARAMS)
     _check_choice("direct_lingam", "measure", measure, ("pwling", "kernel"))
     from causallearn.search.FCMBased.lingam import DirectLiNGAM
 
@@ -388,7 +387,9 @@ def direct_lingam(
     model.fit(x)
     graph = from_lingam_matrix(model.adjacency_matrix_, names)
     effective = dict(measure=measure, random_state=random_state, standardize=standardize)
-    return _result("direct_lingam", graph, model, start, effective | params, [])
+    return DiscoveryResult.since(
+        start, "direct_lingam", graph, raw=model, params=effective | params
+    )
 
 
 def ica_lingam(
@@ -403,21 +404,20 @@ def ica_lingam(
     so knowledge is applied as a post-filter (:func:`apply_knowledge_filter`). Extra
     ``params``: ``max_iter``."""
     start = time.perf_counter()
-    names, x = _prepare("ica_lingam", data, knowledge)
-    _check_params("ica_lingam", params, ICA_LINGAM_PARAMS)
+    names, x = _prepare("ica_lingam", data, knowledge, params, ICA_LINGAM_PARAMS)
     from causallearn.search.FCMBased.lingam import ICALiNGAM
 
     x = standardize_columns(x) if standardize else x
     model = ICALiNGAM(random_state=random_state, **params)
     model.fit(x)
     graph: CausalGraph | PartialGraph = from_lingam_matrix(model.adjacency_matrix_, names)
-    notes = []
-    if knowledge:
-        notes.append("ICA-LiNGAM has no native knowledge: applied as a post-filter")
-        graph, filter_notes = apply_knowledge_filter(graph, knowledge)
-        notes += filter_notes
+    graph, notes = _post_filter(
+        graph, knowledge, "ICA-LiNGAM has no native knowledge: applied as a post-filter"
+    )
     effective = dict(random_state=random_state, standardize=standardize)
-    return _result("ica_lingam", graph, model, start, effective | params, notes)
+    return DiscoveryResult.since(
+        start, "ica_lingam", graph, raw=model, params=effective | params, notes=notes
+    )
 
 
 __all__ = [

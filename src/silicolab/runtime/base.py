@@ -163,31 +163,14 @@ class Executor(ABC):
         return results  # type: ignore[return-value]
 
     def map(
-        self,
-        fn: Callable[[Any], Any],
-        items: Iterable[Any],
-        *,
-        key: Callable[[Any], str] = str,
-        run: EventLog | None = None,
-        to_event: Callable[[Any], dict[str, Any]] | None = None,
-        from_event: Callable[[dict[str, Any]], Any] | None = None,
-        on_error: OnError = "raise",
+        self, fn: Callable[[Any], Any], items: Iterable[Any], **options: Any
     ) -> list[UnitResult]:
         """Synchronous twin of :meth:`amap` (same arguments) for scripts, the CLI and
         notebooks without a running event loop."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            batch = self.amap(
-                fn,
-                items,
-                key=key,
-                run=run,
-                to_event=to_event,
-                from_event=from_event,
-                on_error=on_error,
-            )
-            return asyncio.run(batch)
+            return asyncio.run(self.amap(fn, items, **options))
         raise RuntimeError(
             f"{type(self).__name__}.map() was called inside a running event loop (e.g. a "
             "Jupyter cell or an async function); use `await executor.amap(...)` there instead"

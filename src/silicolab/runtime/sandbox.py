@@ -15,6 +15,7 @@ mechanisms and their limits are listed in ``docs/sandbox.md``.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import math
 import re
@@ -28,6 +29,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from silicolab.core.errors import InputError
 from silicolab.core.secrets import scrub_text
@@ -140,31 +142,18 @@ def run_python(
     return _run(options, cancel=None)
 
 
-async def arun_python(
-    code: str,
-    *,
-    inputs: Mapping[str, bytes | str] | None = None,
-    timeout_s: float = 60.0,
-    memory_mb: int = 2048,
-    cpu_s: float | None = None,
-    allow_network: bool = False,
-    allow_subprocess: bool = False,
-    max_output_chars: int = 20_000,
-    collect: Sequence[str] = _DEFAULT_COLLECT,
-    env: Mapping[str, str] | None = None,
-    python: str = sys.executable,
-) -> SandboxResult:
-    """:func:`run_python` on a worker thread, so the event loop keeps running.
+async def arun_python(code: str, **options: Any) -> SandboxResult:
+    """:func:`run_python` (same arguments) on a worker thread, so the event loop keeps
+    running.
 
     Cancelling the awaiting task kills the child's session at once.
     """
-    options = _validate(
-        code, inputs, timeout_s, memory_mb, cpu_s, allow_network, allow_subprocess,
-        max_output_chars, collect, env, python,
-    )  # fmt: skip
+    bound = inspect.signature(run_python).bind(code, **options)
+    bound.apply_defaults()
+    validated = _validate(*bound.arguments.values())  # in run_python's parameter order
     cancel = threading.Event()
     try:
-        return await asyncio.to_thread(_run, options, cancel)
+        return await asyncio.to_thread(_run, validated, cancel)
     except asyncio.CancelledError:
         cancel.set()
         raise

@@ -38,17 +38,6 @@ def _names(nodes: Sequence[str] | None, size: int) -> list[str]:
     return names
 
 
-def _simplest(partial: PartialGraph) -> CausalGraph | PartialGraph:
-    """A CausalGraph when every edge is directed and acyclic; otherwise the PartialGraph
-    (estimates, e.g. an LLM's matrix, may contain cycles and must still be scorable)."""
-    if not partial.is_fully_directed():
-        return partial
-    try:
-        return partial.to_causal_graph()
-    except InputError:
-        return partial
-
-
 def _order(graph: CausalGraph | PartialGraph, nodes: Sequence[str] | None) -> list[str]:
     order = list(nodes) if nodes is not None else list(graph.nodes)
     if sorted(order) != sorted(graph.nodes):
@@ -75,7 +64,7 @@ def from_scp_matrix(matrix: Any, nodes: Sequence[str] | None = None) -> CausalGr
             elif c < e:
                 kind = "arrow" if array[e, c] == 2 and array[c, e] == 2 else "tail"
                 partial_edges.append((names[c], names[e], kind, kind))
-    return _simplest(PartialGraph(names, marked=partial_edges))
+    return PartialGraph(names, marked=partial_edges).simplest()
 
 
 def to_scp_matrix(
@@ -131,7 +120,7 @@ def from_causallearn_graph(
                     "1 (arrow), 2 (circle)"
                 )
             edges.append((names[i], names[j], CAUSALLEARN_MARKS[a], CAUSALLEARN_MARKS[b]))
-    return _simplest(PartialGraph(names, marked=edges))
+    return PartialGraph(names, marked=edges).simplest()
 
 
 def to_causallearn_matrix(

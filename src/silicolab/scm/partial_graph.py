@@ -142,6 +142,17 @@ class PartialGraph:
             )
         return CausalGraph(self.nodes, self.directed_edges())
 
+    def simplest(self) -> CausalGraph | PartialGraph:
+        """A :class:`CausalGraph` when every edge is directed and there is no cycle, else
+        this graph unchanged (an estimate, e.g. an LLM's matrix, may be cyclic and must
+        stay scorable)."""
+        if not self.is_fully_directed():
+            return self
+        try:
+            return self.to_causal_graph()
+        except InputError:
+            return self
+
     def binary_adjacency(self, nodes: Sequence[str] | None = None) -> np.ndarray:
         """0/1 matrix in silicolab's convention: ``A[u, v] = 1`` unless the edge has an
         arrowhead at ``u`` and none at ``v`` (that is, unless it points into ``u``)."""

@@ -139,21 +139,9 @@ async def aformative_memories(
     return [by_age[a] for a in wanted]
 
 
-def formative_memories(
-    model: LanguageModel,
-    name: str,
-    *,
-    traits: str,
-    ages: Sequence[int] = DEFAULT_AGES,
-    sample_index: int = 0,
-    tag: str = "backstory",
-) -> list[str]:
-    """The synchronous twin of :func:`aformative_memories`."""
-    return run_sync(
-        aformative_memories(
-            model, name, traits=traits, ages=ages, sample_index=sample_index, tag=tag
-        )
-    )
+def formative_memories(model: LanguageModel, name: str, **options: Any) -> list[str]:
+    """The synchronous twin of :func:`aformative_memories` (same arguments)."""
+    return run_sync(aformative_memories(model, name, **options), twin="aformative_memories")
 
 
 def seed_memory(

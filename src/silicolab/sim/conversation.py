@@ -23,9 +23,9 @@ selection (a ``STOP`` option), so the coordinator costs one call per statement e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from silicolab.core.errors import InputError
 from silicolab.core.seeding import rng
@@ -43,14 +43,6 @@ __all__ = [
     "run_conversation",
 ]
 
-PROTOCOLS = (
-    "ordered",
-    "random",
-    "central_ordered",
-    "central_random",
-    "coordinator_before",
-    "coordinator_after",
-)
 Protocol = Literal[
     "ordered",
     "random",
@@ -59,6 +51,7 @@ Protocol = Literal[
     "coordinator_before",
     "coordinator_after",
 ]
+PROTOCOLS: tuple[Protocol, ...] = get_args(Protocol)
 StopReason = Literal["coordinator", "cap"]
 STOP = "STOP"
 """The coordinator's option that ends the conversation in the coordinator protocols."""
@@ -385,16 +378,32 @@ async def _converse(
     return run.result(protocol, "cap")
 
 
+async def _coordinator_pick(
+    run: _Run,
+    coordinator: Entity,
+    eligible: tuple[str, ...],
+    stops: bool,
+    prompt: Callable[[], str],
+) -> str:
+    """The coordinator's choice among ``eligible`` (plus STOP once someone has spoken, when
+    it may stop), asked with ``prompt()``; no call when there is a single option."""
+    options = eligible + ((STOP,) if stops and run.statements else ())
+    if len(options) == 1:
+        return options[0]
+    return await run.choose(coordinator, prompt(), options)
+
+
 async def _coordinator_before(
     run: _Run, coordinator: Entity, eligible: tuple[str, ...], stops: bool
 ) -> bool:
     """The coordinator picks the next speaker (or stops); False when it stopped."""
-    options = eligible + ((STOP,) if stops and run.statements else ())
-    if len(options) == 1:
-        pick = options[0]
-    else:
-        prompt = _pick_prompt(run.opening, run.statements, run.left, eligible, stops)
-        pick = await run.choose(coordinator, prompt, options)
+    pick = await _coordinator_pick(
+        run,
+        coordinator,
+        eligible,
+        stops,
+        lambda: _pick_prompt(run.opening, run.statements, run.left, eligible, stops),
+    )
     if pick == STOP:
         return False
     await run.say(pick)
@@ -408,12 +417,13 @@ async def _coordinator_after(
     texts = await asyncio.gather(*(run.draft(n) for n in eligible))
     index = len(run.statements)
     drafts = [Draft(index, n, t, False) for n, (t, _) in zip(eligible, texts, strict=True)]
-    options = eligible + ((STOP,) if stops and run.statements else ())
-    if len(options) == 1:
-        pick = options[0]
-    else:
-        prompt = _realize_prompt(run.opening, run.statements, run.left, drafts, stops)
-        pick = await run.choose(coordinator, prompt, options)
+    pick = await _coordinator_pick(
+        run,
+        coordinator,
+        eligible,
+        stops,
+        lambda: _realize_prompt(run.opening, run.statements, run.left, drafts, stops),
+    )
     for d, (_, p) in zip(drafts, texts, strict=True):
         kept = d.speaker == pick
         run.drafts.append(Draft(d.turn, d.speaker, d.text, kept))

@@ -17,8 +17,9 @@ written atomically to ``path`` after every ``n`` completed steps and at the end,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from silicolab.core.errors import InputError
 from silicolab.llm.base import run_sync
@@ -57,8 +58,10 @@ def _record(log: EpisodeLog, attempt: Attempt, spec_text: str, res: Resolution) 
     )
 
 
-class _Checkpointer:
-    """Start or resume an episode and write checkpoints at the requested cadence."""
+class _Episode:
+    """One episode's frame, shared by both engines: start or resume it, then for every
+    step deliver the queued observations first and afterwards advance the clock and
+    write the checkpoints at the requested cadence; the engine plays the step."""
 
     def __init__(
         self,
@@ -66,16 +69,20 @@ class _Checkpointer:
         entities: Sequence[Entity],
         *,
         engine: str,
+        max_steps: int,
         seed: int,
         path: str | Path | None,
         every: int,
+        resume: bool,
     ):
+        _check(entities, max_steps)
         if every < 1:
             raise InputError(f"checkpoint_every={every} must be >= 1")
         self.gm, self.entities, self.engine, self.seed = gm, entities, engine, seed
-        self.path, self.every = path, every
+        self.path, self.every, self.max_steps = path, every, max_steps
+        self.first, self.log = self._start(resume)
 
-    def start(self, resume: bool) -> tuple[int, EpisodeLog]:
+    def _start(self, resume: bool) -> tuple[int, EpisodeLog]:
         """(first step, log so far): from the checkpoint when resuming and it exists."""
         if resume:
             if self.path is None:
@@ -87,7 +94,20 @@ class _Checkpointer:
         self.gm.begin(self.entities, seed=self.seed)
         return 0, EpisodeLog()
 
-    def save(self, done_steps: int, log: EpisodeLog, *, force: bool = False) -> None:
+    def steps(self) -> Iterator[int]:
+        """The steps to play, until ``max_steps`` or the game master ends the episode;
+        after the last, the final observations and checkpoint."""
+        for step in range(self.first, self.max_steps):
+            if self.gm.terminated():
+                break
+            _deliver(self.gm, self.entities, self.log, step)
+            yield step
+            self.gm.clock.advance()
+            self._save(step + 1)
+        _deliver(self.gm, self.entities, self.log, self.gm.clock.steps)
+        self._save(self.gm.clock.steps, force=True)
+
+    def _save(self, done_steps: int, *, force: bool = False) -> None:
         """Write a checkpoint after ``done_steps`` steps if due (or ``force``)."""
         if self.path is not None and (force or done_steps % self.every == 0):
             save_checkpoint(
@@ -97,7 +117,7 @@ class _Checkpointer:
                 seed=self.seed,
                 gm=self.gm,
                 entities=self.entities,
-                log=log,
+                log=self.log,
             )
 
 
@@ -112,26 +132,24 @@ def run_sequential(
     resume: bool = False,
 ) -> EpisodeLog:
     """Run up to ``max_steps`` steps with one actor per step (synchronous)."""
-    _check(entities, max_steps)
-    ckpt = _Checkpointer(
-        gm, entities, engine="sequential", seed=seed, path=checkpoint, every=checkpoint_every
+    episode = _Episode(
+        gm,
+        entities,
+        engine="sequential",
+        max_steps=max_steps,
+        seed=seed,
+        path=checkpoint,
+        every=checkpoint_every,
+        resume=resume,
     )
-    first, log = ckpt.start(resume)
-    for step in range(first, max_steps):
-        if gm.terminated():
-            break
-        _deliver(gm, entities, log, step)
+    for step in episode.steps():
         for entity in gm.next_acting(entities, step, simultaneous=False):
             spec = gm.spec_for(entity.name)
             attempt = Attempt(entity.name, spec.validate(entity.act(spec)), step)
-            _record(log, attempt, spec.call_to_action, gm.resolve(attempt))
+            _record(episode.log, attempt, spec.call_to_action, gm.resolve(attempt))
             if gm.terminated():
                 break
-        gm.clock.advance()
-        ckpt.save(step + 1, log)
-    _deliver(gm, entities, log, gm.clock.steps)
-    ckpt.save(gm.clock.steps, log, force=True)
-    return log
+    return episode.log
 
 
 async def arun_simultaneous(
@@ -145,48 +163,28 @@ async def arun_simultaneous(
     resume: bool = False,
 ) -> EpisodeLog:
     """Run up to ``max_steps`` steps in which the scheduled entities act concurrently."""
-    _check(entities, max_steps)
-    ckpt = _Checkpointer(
-        gm, entities, engine="simultaneous", seed=seed, path=checkpoint, every=checkpoint_every
+    episode = _Episode(
+        gm,
+        entities,
+        engine="simultaneous",
+        max_steps=max_steps,
+        seed=seed,
+        path=checkpoint,
+        every=checkpoint_every,
+        resume=resume,
     )
-    first, log = ckpt.start(resume)
-    for step in range(first, max_steps):
-        if gm.terminated():
-            break
-        _deliver(gm, entities, log, step)
+    for step in episode.steps():
         actors = gm.next_acting(entities, step, simultaneous=True)
         specs = [gm.spec_for(e.name) for e in actors]
         # gather returns results in argument order, whatever order they complete in.
         answers = await asyncio.gather(*(e.aact(s) for e, s in zip(actors, specs, strict=True)))
         for entity, spec, answer in zip(actors, specs, answers, strict=True):
             attempt = Attempt(entity.name, spec.validate(answer), step)
-            _record(log, attempt, spec.call_to_action, await gm.aresolve(attempt))
-        gm.clock.advance()
-        ckpt.save(step + 1, log)
-    _deliver(gm, entities, log, gm.clock.steps)
-    ckpt.save(gm.clock.steps, log, force=True)
-    return log
+            _record(episode.log, attempt, spec.call_to_action, await gm.aresolve(attempt))
+    return episode.log
 
 
-def run_simultaneous(
-    gm: GameMaster,
-    entities: Sequence[Entity],
-    *,
-    max_steps: int,
-    seed: int = 0,
-    checkpoint: str | Path | None = None,
-    checkpoint_every: int = 1,
-    resume: bool = False,
-) -> EpisodeLog:
-    """The synchronous twin of :func:`arun_simultaneous` (refuses inside an event loop)."""
-    return run_sync(
-        arun_simultaneous(
-            gm,
-            entities,
-            max_steps=max_steps,
-            seed=seed,
-            checkpoint=checkpoint,
-            checkpoint_every=checkpoint_every,
-            resume=resume,
-        )
-    )
+def run_simultaneous(gm: GameMaster, entities: Sequence[Entity], **options: Any) -> EpisodeLog:
+    """The synchronous twin of :func:`arun_simultaneous`, same arguments (refuses inside an
+    event loop)."""
+    return run_sync(arun_simultaneous(gm, entities, **options), twin="arun_simultaneous")

@@ -16,15 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
-import jinja2
 from pydantic import BaseModel, ConfigDict, Field
 
 from silicolab.core.errors import ParseFailure
 from silicolab.core.seeding import stable_hash
+from silicolab.core.templates import render_template
 from silicolab.llm import LanguageModel, astructured
 from silicolab.studies.hypothesis import AgentSpec, Decision
 
@@ -42,20 +41,9 @@ class Reply(BaseModel):
     explanation: str = Field(description="one or two sentences on why you chose this")
 
 
-@cache
-def _templates() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(PROMPTS),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
-
-
 def render(template: str, **values: Any) -> str:
     """Render ``prompts/<template>.j2`` (a missing variable is an error, not a blank)."""
-    return _templates().get_template(f"{template}.j2").render(**values).strip()
+    return render_template(PROMPTS, template, **values)
 
 
 def slug(text: str) -> str:

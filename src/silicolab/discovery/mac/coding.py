@@ -16,7 +16,6 @@ verdict (the first allowed algorithm is used).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,21 +25,20 @@ from silicolab.core.errors import InputError, ParseFailure
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac.algorithms import algorithm_info, check_algorithms
 from silicolab.discovery.mac.common import (
+    Meter,
     check_data,
     check_model,
     knowledge_lines,
     knowledge_violations,
-    ledger_snapshot,
     sync_twin,
-    usage_between,
     variable_lines,
 )
-from silicolab.discovery.mac.debate import DebateSettings, speak
-from silicolab.discovery.mac.executor import run_executor
+from silicolab.discovery.mac.executor import ExecutorLimits, run_executor
+from silicolab.discovery.mac.panel import SIDES, DebateSettings, Panel
 from silicolab.discovery.mac.schemas import plan_verdict_schema
 from silicolab.discovery.mac.templates import render
 from silicolab.discovery.result import DiscoveryResult
-from silicolab.llm import LanguageModel, astructured
+from silicolab.llm import LanguageModel
 
 SCHEMA_VERSION = 1
 DEFAULT_ALGORITHMS = ("pc", "exact", "direct_lingam", "ges", "fci", "cdnod")
@@ -50,19 +48,31 @@ HEAD_ROWS = 5
 async def _plan_judge(
     settings: DebateSettings, algorithms: Sequence[str], turn: str, *, allow_follow_up: bool
 ) -> dict[str, Any]:
-    system = render("plan_judge", allow_follow_up=allow_follow_up, names=list(algorithms))
-    reply = await astructured(
-        settings.model,
-        [{"role": "system", "content": system}, {"role": "user", "content": turn}],
+    return await settings.structured(
+        "plan-judge",
+        render("plan_judge", allow_follow_up=allow_follow_up, names=list(algorithms)),
+        turn,
         plan_verdict_schema(algorithms, allow_follow_up=allow_follow_up),
-        retries=2,
-        tag=settings.tag("plan-judge"),
-        temperature=settings.temperature,
         max_tokens=settings.judge_max_tokens,
-        sample_index=settings.replicate,
-        seed=settings.seed,
     )
-    return reply.model_dump()
+
+
+def _plan_asks(round_no: int, follow_up: str) -> dict[str, str]:
+    """What each debater is asked in round ``round_no``: the affirmative proposes (later:
+    answers the judge's ``follow_up``), the negative rebuts."""
+    return {
+        "affirmative": (
+            "propose the algorithm and a numbered step-by-step plan"
+            if round_no == 1
+            else f"answer the judge's follow-up question ({follow_up}) and defend or "
+            "repair your plan"
+        ),
+        "negative": "rebut the affirmative's proposal and propose a better algorithm and plan",
+    }
+
+
+def _decision(verdict: Mapping[str, Any], *, forced: bool) -> dict[str, Any]:
+    return {k: verdict[k] for k in ("winner", "algorithm", "plan")} | {"forced": forced}
 
 
 async def plan_debate(
@@ -78,6 +88,7 @@ async def plan_debate(
     (``winner``, ``algorithm``, ``plan``, ``forced``) or ``decision = None`` when even the
     forced judge call gave no valid verdict."""
     cards = [algorithm_info(name).as_prompt() for name in algorithms]
+    systems = {side: render("plan_debater", side=side, algorithms=cards) for side in SIDES}
     context = {
         "description": description,
         "variables": variables,
@@ -85,71 +96,107 @@ async def plan_debate(
         "head": data.head(HEAD_ROWS).to_string(),
         "constraints": knowledge_lines(knowledge),
     }
-    entries: list[dict[str, Any]] = []
-    rounds: list[dict[str, Any]] = []
+    panel = Panel(settings, "plan_turn", context, systems, role_prefix="plan-")
     follow_up = ""
     decision: dict[str, Any] | None = None
-
-    def turn(instruction: str) -> str:
-        return render("plan_turn", transcript=entries, instruction=instruction, **context)
-
     for round_no in range(1, settings.max_rounds + 1):
         record: dict[str, Any] = {"round": round_no}
-        for side in ("affirmative", "negative"):
-            if side == "affirmative":
-                ask = (
-                    "propose the algorithm and a numbered step-by-step plan"
-                    if round_no == 1
-                    else f"answer the judge's follow-up question ({follow_up}) and defend or "
-                    "repair your plan"
-                )
-            else:
-                ask = "rebut the affirmative's proposal and propose a better algorithm and plan"
-            text = await speak(
-                settings,
-                f"plan-{side}",
-                render("plan_debater", side=side, algorithms=cards),
-                turn(f"You are the {side} debater. Round {round_no}: {ask}."),
-            )
-            record[side] = text
-            entries.append({"speaker": f"{side} debater", "round": round_no, "text": text})
-        try:
-            verdict = await _plan_judge(
-                settings,
-                algorithms,
-                turn(f"You are the judge. Round {round_no} is over: decide or ask a follow-up."),
-                allow_follow_up=True,
-            )
-        except ParseFailure as err:
-            record["judge_error"] = {"message": str(err), "raw": err.raw}
-            rounds.append(record)
+        await panel.speeches(round_no, record, _plan_asks(round_no, follow_up))
+        judge_turn = panel.turn(
+            f"You are the judge. Round {round_no} is over: decide or ask a follow-up."
+        )
+        verdict = await panel.close(
+            record, _plan_judge(settings, algorithms, judge_turn, allow_follow_up=True)
+        )
+        if verdict is None:
             break
-        record["judge"] = verdict
-        rounds.append(record)
         if verdict["decision"] == "decide":
-            decision = {k: verdict[k] for k in ("winner", "algorithm", "plan")} | {"forced": False}
+            decision = _decision(verdict, forced=False)
             break
         follow_up = verdict["follow_up"].strip() or "Which plan is more reliable, and why?"
-        entries.append({"speaker": "judge", "round": round_no, "text": f"Follow-up: {follow_up}"})
+        panel.say("judge", round_no, f"Follow-up: {follow_up}")
     final_error = None
     if decision is None:
         try:
             verdict = await _plan_judge(
                 settings,
                 algorithms,
-                turn("You are the judge. The debate is closed: give your final decision."),
+                panel.turn("You are the judge. The debate is closed: give your final decision."),
                 allow_follow_up=False,
             )
-            decision = {k: verdict[k] for k in ("winner", "algorithm", "plan")} | {"forced": True}
+            decision = _decision(verdict, forced=True)
         except ParseFailure as err:
             final_error = {"message": str(err), "raw": err.raw}
-    return {"rounds": rounds, "final_error": final_error, "decision": decision}
+    return {"rounds": panel.rounds, "final_error": final_error, "decision": decision}
+
+
+def _default_decision(algorithms: Sequence[str], notes: list[str]) -> dict[str, Any]:
+    """The decision when the plan judge never gave a valid verdict: the first allowed
+    algorithm with a default plan (said in ``notes``)."""
+    notes.append(
+        f"the plan judge gave no valid verdict; used the first allowed algorithm "
+        f"{algorithms[0]!r} with a default plan"
+    )
+    return {
+        "winner": None,
+        "algorithm": algorithms[0],
+        "plan": [f"Run {algorithms[0]} with its default settings and write result.json."],
+        "forced": True,
+    }
 
 
 def _fallback(algorithm: str, data: pd.DataFrame, knowledge: Knowledge | None) -> Any:
     from silicolab.discovery import statistical
 
     return getattr(statistical, algorithm)(data, knowledge=knowledge)
+
+
+def _graph_of(
+    execution: dict[str, Any],
+    algorithm: str,
+    data: pd.DataFrame,
+    knowledge: Knowledge | None,
+    notes: list[str],
+) -> tuple[Any, bool]:
+    """The executor's graph (taken out of ``execution``), or the statistical fallback's
+    when every attempt failed; and whether it fell back (``notes`` say which)."""
+    graph = execution.pop("graph")
+    fallback = graph is None
+    if fallback:
+        graph = _fallback(algorithm, data, knowledge).graph
+        notes.append(
+            f"all {len(execution['attempts'])} executor attempts failed; FALLBACK: ran "
+            f"{algorithm} through silicolab.discovery.statistical instead"
+        )
+    notes.append("executor matrix converted to silicolab's convention (row = cause)")
+    return graph, fallback
+
+
+def _coding_params(
+    settings: DebateSettings,
+    limits: ExecutorLimits,
+    algorithms: Sequence[str],
+    decision: Mapping[str, Any],
+    execution: Mapping[str, Any],
+    fallback: bool,
+) -> dict[str, Any]:
+    """The effective parameters of a Debate-Coding run and what the run chose."""
+    return {
+        "algorithm": decision["algorithm"],
+        "algorithms": list(algorithms),
+        "winner": decision["winner"],
+        "plan_forced": decision["forced"],
+        "max_rounds": settings.max_rounds,
+        "max_repairs": limits.max_repairs,
+        "attempts": len(execution["attempts"]),
+        "fallback": fallback,
+        "timeout_s": limits.timeout_s,
+        "memory_mb": limits.memory_mb,
+        "temperature": settings.temperature,
+        "tag_prefix": settings.tag_prefix,
+        "replicate": settings.replicate,
+        "seed": settings.seed,
+    }
 
 
 async def adebate_coding(
@@ -179,7 +226,6 @@ async def adebate_coding(
     algorithm's own encoding, and used by the statistical fallback; the result lists any
     constraint the final graph breaks in ``params["knowledge_violations"]``.
     """
-    started = time.perf_counter()
     columns = check_data(data)
     model = check_model(model)
     algorithms = check_algorithms(list(algorithms))
@@ -198,7 +244,8 @@ async def adebate_coding(
         replicate=int(replicate),
         seed=seed,
     )
-    before = ledger_snapshot(model)
+    limits = ExecutorLimits(int(max_repairs), timeout_s, memory_mb, executor_max_tokens)
+    meter = Meter(model, tag_prefix)
     notes: list[str] = []
     debate = await plan_debate(
         settings,
@@ -208,18 +255,7 @@ async def adebate_coding(
         variables=variable_lines(columns, variables),
         knowledge=knowledge,
     )
-    decision = debate["decision"]
-    if decision is None:
-        decision = {
-            "winner": None,
-            "algorithm": algorithms[0],
-            "plan": [f"Run {algorithms[0]} with its default settings and write result.json."],
-            "forced": True,
-        }
-        notes.append(
-            f"the plan judge gave no valid verdict; used the first allowed algorithm "
-            f"{algorithms[0]!r} with a default plan"
-        )
+    decision = debate["decision"] or _default_decision(algorithms, notes)
     algorithm = decision["algorithm"]
     execution = await run_executor(
         settings,
@@ -227,55 +263,21 @@ async def adebate_coding(
         plan=decision["plan"],
         data=data,
         knowledge=knowledge,
-        max_repairs=max_repairs,
-        timeout_s=timeout_s,
-        memory_mb=memory_mb,
-        max_tokens=executor_max_tokens,
+        limits=limits,
     )
-    graph = execution.pop("graph")
-    fallback = graph is None
-    if fallback:
-        graph = _fallback(algorithm, data, knowledge).graph
-        notes.append(
-            f"all {len(execution['attempts'])} executor attempts failed; FALLBACK: ran "
-            f"{algorithm} through silicolab.discovery.statistical instead"
-        )
-    notes.append("executor matrix converted to silicolab's convention (row = cause)")
+    graph, fallback = _graph_of(execution, algorithm, data, knowledge, notes)
     violations = knowledge_violations(graph, knowledge)
     if violations:
         notes.append(f"the graph breaks {len(violations)} prior-knowledge constraint(s)")
-    params = {
-        "algorithm": algorithm,
-        "algorithms": list(algorithms),
-        "winner": decision["winner"],
-        "plan_forced": decision["forced"],
-        "max_rounds": int(max_rounds),
-        "max_repairs": int(max_repairs),
-        "attempts": len(execution["attempts"]),
-        "fallback": fallback,
-        "timeout_s": timeout_s,
-        "memory_mb": memory_mb,
-        "temperature": temperature,
-        "tag_prefix": tag_prefix,
-        "replicate": int(replicate),
-        "seed": seed,
+    params = _coding_params(settings, limits, algorithms, decision, execution, fallback)
+    params |= {
         "knowledge": knowledge.to_dict() if knowledge else None,
         "knowledge_violations": violations,
     }
-    raw = {
-        "schema_version": SCHEMA_VERSION,
-        "module": "coding",
-        "plan_debate": debate | {"decision": decision},
-        "execution": execution,
-    }
-    return DiscoveryResult(
-        method=method,
-        graph=graph,
-        raw=raw,
-        runtime_s=time.perf_counter() - started,
-        usage=usage_between(before, ledger_snapshot(model), tag_prefix),
-        params=params,
-        notes=tuple(notes),
+    plan = debate | {"decision": decision}
+    raw = {"schema_version": SCHEMA_VERSION, "module": "coding", "plan_debate": plan}
+    return meter.result(
+        method, graph, raw=raw | {"execution": execution}, params=params, notes=notes
     )
 
 

@@ -10,13 +10,16 @@ calls a shared model made earlier (or for another prefix) do not count. Tags are
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from silicolab.core.errors import InputError
 from silicolab.discovery.knowledge import Knowledge
+from silicolab.discovery.result import DiscoveryResult
 from silicolab.llm import LanguageModel
 from silicolab.llm.base import run_sync
 from silicolab.scm.graph import CausalGraph
@@ -113,6 +116,35 @@ def usage_between(
     return {"total": total, "by_module": by_module, "by_role": by_role, "metered": True}
 
 
+@dataclass
+class Meter:
+    """The clock and the ledger of one MAC method call, started when it is made: every
+    method reports how long it took and the usage of its own ``<tag_prefix>/...`` calls."""
+
+    model: LanguageModel
+    tag_prefix: str
+    started: float = field(default_factory=time.perf_counter)
+    before: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        self.before = ledger_snapshot(self.model)
+
+    def result(
+        self,
+        method: str,
+        graph: CausalGraph | PartialGraph,
+        *,
+        raw: Any,
+        params: dict[str, Any],
+        notes: Sequence[str],
+    ) -> DiscoveryResult:
+        """The method's result, timed and metered up to now."""
+        usage = usage_between(self.before, ledger_snapshot(self.model), self.tag_prefix)
+        return DiscoveryResult.since(
+            self.started, method, graph, raw=raw, usage=usage, params=params, notes=notes
+        )
+
+
 # -- knowledge and graphs ----------------------------------------------------------------
 
 
@@ -138,13 +170,7 @@ def graph_from_pairs(nodes: Sequence[str], yes: Iterable[Pair]) -> CausalGraph |
     pairs = set(yes)
     directed = sorted(p for p in pairs if (p[1], p[0]) not in pairs)
     both = sorted({tuple(sorted(p)) for p in pairs if (p[1], p[0]) in pairs})
-    partial = PartialGraph(nodes, directed=directed, undirected=both)
-    if both:
-        return partial
-    try:
-        return partial.to_causal_graph()
-    except InputError:
-        return partial
+    return PartialGraph(nodes, directed=directed, undirected=both).simplest()
 
 
 def edge_sentence(graph: CausalGraph | PartialGraph, cause: str, effect: str) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from silicolab.core.errors import InputError
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac.algorithms import algorithm_info
 from silicolab.discovery.mac.common import knowledge_lines
-from silicolab.discovery.mac.debate import DebateSettings
+from silicolab.discovery.mac.panel import DebateSettings
 from silicolab.discovery.mac.templates import render
 from silicolab.scm.conventions import from_causallearn_graph
 from silicolab.scm.graph import CausalGraph
@@ -44,6 +45,17 @@ _STDERR_CHARS = 2500
 _STDOUT_CHARS = 800
 
 
+@dataclass(frozen=True)
+class ExecutorLimits:
+    """How far the executor may go: ``max_repairs`` attempts after the first, the
+    sandbox's time and memory per run, and the length of each reply."""
+
+    max_repairs: int = 3
+    timeout_s: float = 120.0
+    memory_mb: int = 2048
+    max_tokens: int | None = 2048
+
+
 class ResultError(ValueError):
     """``result.json`` does not follow the contract; the message is shown to the agent."""
 
@@ -54,15 +66,6 @@ def extract_code(reply: str) -> str | None:
     blocks = _CODE.findall(reply) or _ANY_CODE.findall(reply)
     code = "\n\n".join(b.strip("\n") for b in blocks if b.strip())
     return code or None
-
-
-def _simplest(partial: PartialGraph) -> CausalGraph | PartialGraph:
-    if not partial.is_fully_directed():
-        return partial
-    try:
-        return partial.to_causal_graph()
-    except InputError:
-        return partial
 
 
 def _from_cause_row(array: np.ndarray, names: Sequence[str]) -> CausalGraph | PartialGraph:
@@ -86,9 +89,9 @@ def _from_cause_row(array: np.ndarray, names: Sequence[str]) -> CausalGraph | Pa
                 )
             else:
                 undirected.append((names[i], names[j]))
-    return _simplest(
-        PartialGraph(names, directed=directed, undirected=undirected, bidirected=bidirected)
-    )
+    return PartialGraph(
+        names, directed=directed, undirected=undirected, bidirected=bidirected
+    ).simplest()
 
 
 def parse_result(payload: Any, columns: Sequence[str]) -> CausalGraph | PartialGraph:
@@ -155,6 +158,74 @@ def _tail(text: str, limit: int) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
+def _executor_messages(
+    algorithm: str, plan: Sequence[str], data: pd.DataFrame, knowledge: Knowledge | None
+) -> list[dict[str, str]]:
+    """The executor's opening conversation: its instructions with the algorithm's API
+    notes, then the task (plan, data shape, constraints and how to pass them)."""
+    columns = [str(c) for c in data.columns]
+    info = algorithm_info(algorithm)
+    howto = ""
+    if knowledge:
+        howto = f"{info.knowledge}\n{knowledge_code(algorithm, knowledge, columns)}"
+    task = render(
+        "executor_task",
+        algorithm=algorithm,
+        plan=list(plan),
+        n_rows=len(data),
+        columns=columns,
+        constraints=knowledge_lines(knowledge),
+        knowledge_howto=howto,
+    )
+    return [
+        {"role": "system", "content": render("executor", algorithm=info.as_prompt())},
+        {"role": "user", "content": task},
+    ]
+
+
+async def _run_attempt(
+    code: str,
+    attempt: dict[str, Any],
+    *,
+    csv_bytes: bytes,
+    columns: Sequence[str],
+    timeout_s: float,
+    memory_mb: int,
+) -> tuple[str, Any]:
+    """Run one script in the sandbox and read its ``result.json``: returns the problem to
+    report back (empty on success) and the graph (``None`` on failure); the sandbox
+    outcome and the payload go into ``attempt``."""
+    from silicolab.runtime.sandbox import arun_python
+
+    run = await arun_python(
+        code,
+        inputs={"data.csv": csv_bytes},
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        collect=("*.json",),
+    )
+    attempt["sandbox"] = {
+        "ok": run.ok,
+        "returncode": run.returncode,
+        "violation": run.violation,
+        "message": run.message,
+        "elapsed_s": run.elapsed_s,
+        "stdout": _tail(run.stdout, _STDOUT_CHARS),
+        "stderr": _tail(run.stderr, _STDERR_CHARS),
+    }
+    if not run.ok:
+        return run.message or f"the script exited with status {run.returncode}", None
+    if RESULT_FILE not in run.files:
+        return f"the script ran but wrote no {RESULT_FILE} in the working directory", None
+    try:
+        payload = json.loads(run.files[RESULT_FILE].decode("utf-8"))
+        graph = parse_result(payload, columns)
+    except (ResultError, ValueError) as err:
+        return f"{RESULT_FILE} is invalid: {err}", None
+    attempt["result"] = payload
+    return "", graph
+
+
 async def run_executor(
     settings: DebateSettings,
     *,
@@ -162,92 +233,51 @@ async def run_executor(
     plan: Sequence[str],
     data: pd.DataFrame,
     knowledge: Knowledge | None,
-    max_repairs: int,
-    timeout_s: float,
-    memory_mb: int,
-    max_tokens: int | None,
+    limits: ExecutorLimits,
 ) -> dict[str, Any]:
     """Write-run-repair until ``result.json`` parses or the attempts run out.
 
     Returns a JSON-ready record: ``attempts`` (reply, code, sandbox outcome, problem) and,
     on success, ``graph`` (the parsed graph object, removed before the record is stored).
     """
-    from silicolab.runtime.sandbox import arun_python
-
+    messages = _executor_messages(algorithm, plan, data, knowledge)
     columns = [str(c) for c in data.columns]
-    info = algorithm_info(algorithm)
-    constraints = knowledge_lines(knowledge)
-    howto = ""
-    if knowledge:
-        howto = f"{info.knowledge}\n{knowledge_code(algorithm, knowledge, columns)}"
-    messages = [
-        {"role": "system", "content": render("executor", algorithm=info.as_prompt())},
-        {
-            "role": "user",
-            "content": render(
-                "executor_task",
-                algorithm=algorithm,
-                plan=list(plan),
-                n_rows=len(data),
-                columns=columns,
-                constraints=constraints,
-                knowledge_howto=howto,
-            ),
-        },
-    ]
     csv_bytes = data.to_csv(index=False).encode("utf-8")
     attempts: list[dict[str, Any]] = []
-    for number in range(1, int(max_repairs) + 2):
+    for number in range(1, int(limits.max_repairs) + 2):
         completion = await settings.model.agenerate(
             messages,
             temperature=settings.temperature,
-            max_tokens=max_tokens,
+            max_tokens=limits.max_tokens,
             seed=settings.seed,
             tag=settings.tag("executor"),
             sample_index=settings.replicate,
         )
         code = extract_code(completion.text)
         attempt: dict[str, Any] = {"attempt": number, "reply": completion.text, "code": code}
-        stderr = stdout = ""
         if code is None:
-            problem = "the reply had no ```python code block"
+            problem, graph = "the reply had no ```python code block", None
         else:
-            run = await arun_python(
+            problem, graph = await _run_attempt(
                 code,
-                inputs={"data.csv": csv_bytes},
-                timeout_s=timeout_s,
-                memory_mb=memory_mb,
-                collect=("*.json",),
+                attempt,
+                csv_bytes=csv_bytes,
+                columns=columns,
+                timeout_s=limits.timeout_s,
+                memory_mb=limits.memory_mb,
             )
-            stderr, stdout = _tail(run.stderr, _STDERR_CHARS), _tail(run.stdout, _STDOUT_CHARS)
-            attempt["sandbox"] = {
-                "ok": run.ok,
-                "returncode": run.returncode,
-                "violation": run.violation,
-                "message": run.message,
-                "elapsed_s": run.elapsed_s,
-                "stdout": stdout,
-                "stderr": stderr,
-            }
-            problem = ""
-            if not run.ok:
-                problem = run.message or f"the script exited with status {run.returncode}"
-            elif RESULT_FILE not in run.files:
-                problem = f"the script ran but wrote no {RESULT_FILE} in the working directory"
-            else:
-                try:
-                    payload = json.loads(run.files[RESULT_FILE].decode("utf-8"))
-                    graph = parse_result(payload, columns)
-                except (ResultError, ValueError) as err:
-                    problem = f"{RESULT_FILE} is invalid: {err}"
-                else:
-                    attempt["result"] = payload
-                    attempts.append(attempt)
-                    return {"attempts": attempts, "ok": True, "graph": graph}
+        if graph is not None:
+            attempts.append(attempt)
+            return {"attempts": attempts, "ok": True, "graph": graph}
         attempt["problem"] = problem
         attempts.append(attempt)
+        sandbox = attempt.get("sandbox", {})
         feedback = render(
-            "executor_feedback", attempt=number, problem=problem, stderr=stderr, stdout=stdout
+            "executor_feedback",
+            attempt=number,
+            problem=problem,
+            stderr=sandbox.get("stderr", ""),
+            stdout=sandbox.get("stdout", ""),
         )
         messages += [
             {"role": "assistant", "content": completion.text},

@@ -18,7 +18,6 @@ The result's ``usage`` covers both phases (``by_module`` has ``meta`` and ``codi
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,13 +28,12 @@ from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac.algorithms import algorithm_info
 from silicolab.discovery.mac.coding import DEFAULT_ALGORITHMS, adebate_coding
 from silicolab.discovery.mac.common import (
+    Meter,
     Pair,
     check_data,
     check_model,
     edge_sentence,
-    ledger_snapshot,
     sync_twin,
-    usage_between,
 )
 from silicolab.discovery.mac.debate import ameta_debate
 from silicolab.discovery.result import DiscoveryResult, graph_edges
@@ -83,15 +81,14 @@ def _combine(
     second: tuple[str, DiscoveryResult],
     graph: Any,
     *,
-    started: float,
-    usage: dict[str, Any],
+    meter: Meter,
     extra_raw: Mapping[str, Any],
     extra_notes: Sequence[str] = (),
 ) -> DiscoveryResult:
     notes = [f"{name}: {note}" for name, result in (first, second) for note in result.notes]
-    return DiscoveryResult(
-        method=method,
-        graph=graph,
+    return meter.result(
+        method,
+        graph,
         raw={
             "schema_version": SCHEMA_VERSION,
             "module": method,
@@ -100,8 +97,6 @@ def _combine(
             second[0]: second[1].raw,
             **extra_raw,
         },
-        runtime_s=time.perf_counter() - started,
-        usage=usage,
         params={first[0]: first[1].params, second[0]: second[1].params},
         notes=(*notes, *extra_notes),
     )
@@ -133,11 +128,10 @@ async def acoding_then_debating(
     """Coding-Debating hybrid. Keyword arguments are those of :func:`.adebate_coding` and
     :func:`.ameta_debate` (each gets its own; shared ones such as ``max_rounds`` go to
     both)."""
-    started = time.perf_counter()
     nodes = check_data(data)
     model = check_model(model)
     meta_kw, coding_kw = _split(kwargs | {"tag_prefix": tag_prefix, "algorithms": algorithms})
-    before = ledger_snapshot(model)
+    meter = Meter(model, tag_prefix)
     coding = await adebate_coding(data, model=model, knowledge=knowledge, **coding_kw)
     name = coding.params["algorithm"]
     title = algorithm_info(name).title.split(",")[0]
@@ -166,8 +160,7 @@ async def acoding_then_debating(
         ("coding", coding),
         ("meta", meta),
         meta.graph,
-        started=started,
-        usage=usage_between(before, ledger_snapshot(model), tag_prefix),
+        meter=meter,
         extra_raw={"coding_graph": graph_edges(coding.graph), "evidence_algorithm": name},
     )
 
@@ -181,11 +174,10 @@ async def adebating_then_coding(
     **kwargs: Any,
 ) -> DiscoveryResult:
     """Debating-Coding hybrid. Keyword arguments as for :func:`acoding_then_debating`."""
-    started = time.perf_counter()
     check_data(data)
     model = check_model(model)
     meta_kw, coding_kw = _split(kwargs | {"tag_prefix": tag_prefix})
-    before = ledger_snapshot(model)
+    meter = Meter(model, tag_prefix)
     meta = await ameta_debate(data, model=model, knowledge=knowledge, **meta_kw)
     verdicts = {
         (row["cause"], row["effect"]): row["verdict"]
@@ -201,8 +193,7 @@ async def adebating_then_coding(
         ("meta", meta),
         ("coding", coding),
         coding.graph,
-        started=started,
-        usage=usage_between(before, ledger_snapshot(model), tag_prefix),
+        meter=meter,
         extra_raw={"prior_knowledge": prior.to_dict()},
         extra_notes=[f"prior knowledge: {n}" for n in prior_notes],
     )

@@ -73,49 +73,53 @@ class AuctionResult:
     log: EpisodeLog
 
 
-def make_game_master(
-    bidders: Sequence[str],
-    *,
-    increment: float = 50.0,
-    start_price: float = 50.0,
-    price_rule: PriceRule = "second_dropout",
-    auctioneer: str = AUCTIONEER,
-) -> GameMaster:
-    """The auction's game master (rule-based resolver; no language model)."""
-    if increment <= 0:
-        raise InputError(f"increment={increment} must be positive")
-    if price_rule not in ("second_dropout", "next_increment"):
-        raise InputError(f"unknown price_rule {price_rule!r}")
-    names = tuple(bidders)
+@dataclass(frozen=True)
+class _AuctionRules:
+    """The rules of one clock auction, as the game master's hooks: who acts when, what
+    they are asked, which attempts are refused and what an accepted attempt does."""
 
-    def known_bidders(value: Any, _proposed: Any) -> str | None:
-        extra = set(value) - set(names)
+    names: tuple[str, ...]
+    increment: float
+    start_price: float
+    price_rule: PriceRule
+    auctioneer: str
+
+    def initial_state(self) -> GroundedState:
+        """The grounded variables at the opening price."""
+        return GroundedState.of(
+            GroundedVariable(
+                "price",
+                float(self.start_price),
+                float,
+                "current clock price",
+                at_least(self.start_price, "the price"),
+            ),
+            GroundedVariable("high_bidder", None, (str, type(None)), "first bidder at the price"),
+            GroundedVariable(
+                "active_bidders",
+                frozenset(self.names),
+                frozenset,
+                "bidders still in",
+                self._known_bidders,
+            ),
+            GroundedVariable("round_accepted", False, bool, "someone accepted the current price"),
+            GroundedVariable("winner", None, (str, type(None)), "who bought the item"),
+            GroundedVariable("sale_price", None, (float, type(None)), "price paid"),
+        )
+
+    def _known_bidders(self, value: Any, _proposed: Any) -> str | None:
+        extra = set(value) - set(self.names)
         return f"unknown bidders: {sorted(extra)}" if extra else None
 
-    state = GroundedState.of(
-        GroundedVariable(
-            "price",
-            float(start_price),
-            float,
-            "current clock price",
-            at_least(start_price, "the price"),
-        ),
-        GroundedVariable("high_bidder", None, (str, type(None)), "first bidder at the price"),
-        GroundedVariable(
-            "active_bidders", frozenset(names), frozenset, "bidders still in", known_bidders
-        ),
-        GroundedVariable("round_accepted", False, bool, "someone accepted the current price"),
-        GroundedVariable("winner", None, (str, type(None)), "who bought the item"),
-        GroundedVariable("sale_price", None, (float, type(None)), "price paid"),
-    )
-
-    def schedule(gm: GameMaster, entities: Sequence[Entity], step: int) -> list[Entity]:
+    def schedule(self, gm: GameMaster, entities: Sequence[Entity], step: int) -> list[Entity]:
+        """Bidders still in act on even steps, the auctioneer on odd ones."""
         if step % 2 == 1:
-            return [e for e in entities if e.name == auctioneer]
+            return [e for e in entities if e.name == self.auctioneer]
         return [e for e in entities if e.name in gm.state["active_bidders"]]
 
-    def action_spec(gm: GameMaster, name: str) -> ActionSpec:
-        if name == auctioneer:
+    def action_spec(self, gm: GameMaster, name: str) -> ActionSpec:
+        """The auctioneer raises or closes; a bidder stays in or drops out."""
+        if name == self.auctioneer:
             n = len(gm.state["active_bidders"])
             return ActionSpec(
                 f"Bidders still in: {n}. Clock price: {gm.state['price']:g}. "
@@ -129,11 +133,12 @@ def make_game_master(
             ("stay", "drop"),
         )
 
-    def validator(gm: GameMaster, attempt: Attempt) -> str | None:
+    def validator(self, gm: GameMaster, attempt: Attempt) -> str | None:
+        """Why ``attempt`` is impossible now, or ``None``."""
         active = gm.state["active_bidders"]
         if gm.state["winner"] is not None or gm.done:
             return "the auction is over"
-        if attempt.actor == auctioneer:
+        if attempt.actor == self.auctioneer:
             if attempt.action == "raise" and len(active) < 2:
                 return "cannot raise: fewer than two bidders are still in"
             if attempt.action == "close" and len(active) >= 2:
@@ -143,9 +148,10 @@ def make_game_master(
             return f"{attempt.actor} has already dropped out"
         return None
 
-    def resolver(gm: GameMaster, attempt: Attempt) -> Resolution:
+    def resolver(self, gm: GameMaster, attempt: Attempt) -> Resolution:
+        """What an accepted attempt does to the state, and the event that says so."""
         s, who, price = gm.state, attempt.actor, gm.state["price"]
-        if who != auctioneer:
+        if who != self.auctioneer:
             if attempt.action == "drop":
                 return Resolution(
                     f"{who} drops out at {price:g}.",
@@ -156,21 +162,22 @@ def make_game_master(
                 updates["high_bidder"] = who
             return Resolution(f"{who} stays in at {price:g}.", updates)
         if attempt.action == "raise":
-            new = price + increment
+            new = price + self.increment
             return Resolution(
-                f"{auctioneer} raises the price to {new:g}.",
+                f"{self.auctioneer} raises the price to {new:g}.",
                 {"price": new, "round_accepted": False},
             )
-        return close(s, price)
+        return self._close(s, price)
 
-    def close(s: GroundedState, price: float) -> Resolution:
-        active = sorted(s["active_bidders"], key=names.index)
+    def _close(self, s: GroundedState, price: float) -> Resolution:
+        """The sale when the auctioneer closes at ``price`` (under the price rule)."""
+        active = sorted(s["active_bidders"], key=self.names.index)
         winner: str | None
         paid: float | None
-        previous = price - increment if price > start_price else None
+        previous = price - self.increment if price > self.start_price else None
         if active:  # one bidder left alone at ``price``
             winner = active[0]
-            paid = price if price_rule == "next_increment" or previous is None else previous
+            paid = price if self.price_rule == "next_increment" or previous is None else previous
         else:  # the last bidders all dropped at ``price``: tie
             winner, paid = (s["high_bidder"], previous) if previous is not None else (None, None)
         if winner is None or paid is None:
@@ -181,12 +188,27 @@ def make_game_master(
             terminate=True,
         )
 
+
+def make_game_master(
+    bidders: Sequence[str],
+    *,
+    increment: float = 50.0,
+    start_price: float = 50.0,
+    price_rule: PriceRule = "second_dropout",
+    auctioneer: str = AUCTIONEER,
+) -> GameMaster:
+    """The auction's game master (rule-based resolver; no language model)."""
+    if increment <= 0:
+        raise InputError(f"increment={increment} must be positive")
+    if price_rule not in ("second_dropout", "next_increment"):
+        raise InputError(f"unknown price_rule {price_rule!r}")
+    rules = _AuctionRules(tuple(bidders), increment, start_price, price_rule, auctioneer)
     return GameMaster(
-        state=state,
-        resolver=resolver,
-        validator=validator,
-        schedule=schedule,
-        action_spec=action_spec,
+        state=rules.initial_state(),
+        resolver=rules.resolver,
+        validator=rules.validator,
+        schedule=rules.schedule,
+        action_spec=rules.action_spec,
         premise=f"An English auction starts at {start_price:g}; the price rises by "
         f"{increment:g} each round.",
         name="Auction house",

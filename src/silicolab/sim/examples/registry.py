@@ -2,7 +2,8 @@
 
 Each entry is ``(model, seed, **options) -> dict``: a JSON-ready summary whose ``"log"`` is
 the episode log as a list (see :meth:`silicolab.sim.log.EpisodeLog.to_list`). ``model`` is a
-language model or ``None`` (the offline scripted default); rule-only examples ignore it.
+language model -- the model of the role in :data:`MODEL_ROLES` -- or ``None`` (the
+offline scripted default); rule-only examples ignore it.
 """
 
 from __future__ import annotations
@@ -57,7 +58,11 @@ def market(model: LanguageModel | None, seed: int, **options: Any) -> dict[str, 
 EXAMPLES: dict[str, Example] = {"auction": auction, "bargaining": bargaining, "market": market}
 """Example name -> runner."""
 
-USES_MODEL = frozenset({"bargaining"})
+MODEL_ROLES: dict[str, str] = {"bargaining": "subject"}
+"""The examples whose agents call a language model -> the role those agents play (the
+bargainers are simulated people; every coordinator and game master here is rule-based)."""
+
+USES_MODEL = frozenset(MODEL_ROLES)
 """The examples whose agents call a language model."""
 
 CHECKPOINTED = frozenset({"auction", "market"})

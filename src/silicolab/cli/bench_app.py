@@ -1,0 +1,207 @@
+"""``silicolab bench ...``: the benchmark suites, run resumably beside the published numbers.
+
+One module per command group (``app.py`` joins them). Every bench command shares one flow
+(``cli.bench``: options checked, run opened or resumed, health reported); the commands
+here only name their settings. Heavy imports happen inside the commands, so
+``silicolab --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from silicolab.cli.common import (
+    BaseUrlOpt,
+    ConfigOpt,
+    JsonOpt,
+    KeyEnvOpt,
+    LatestResumeOpt,
+    ModelOpt,
+    RunsDirOpt,
+)
+
+bench_app = typer.Typer(
+    help="Run benchmark suites resumably and compare with the published numbers.",
+    no_args_is_help=True,
+)
+
+
+@bench_app.command("discovery")
+def bench_discovery(
+    ctx: typer.Context,
+    methods: Annotated[str, typer.Option(help="Comma-separated method names.")] = (
+        "pc,exact_scp,exact,direct_lingam"
+    ),
+    datasets: Annotated[str, typer.Option(help="Comma-separated datasets, or 'all'.")] = "all",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    jobs: Annotated[int, typer.Option(min=1, help="Units run concurrently.")] = 2,
+    resume: LatestResumeOpt = False,
+    runs_dir: RunsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Causal discovery on Auto MPG, DWD climate and Sachs, beside the MAC paper's table.
+
+    exact_scp reads Exact Search's output the way the paper did (edges reversed) to
+    reproduce its rows; exact is the correctly oriented search, reported as our own row.
+    Add LLM methods (mac_meta_debate, mac_debate_coding, ...) with --model.
+    """
+    from silicolab.cli.bench import run_bench_discovery
+
+    run_bench_discovery(
+        settings={"methods": methods, "datasets": datasets, "model": model},
+        **_bench_flow(ctx, config, base_url, api_key_env, jobs, resume, runs_dir, json_out),
+    )
+
+
+@bench_app.command("causalab")
+def bench_causalab(
+    ctx: typer.Context,
+    suite: Annotated[
+        str,
+        typer.Option(
+            help="Suites: 3nodes..7nodes (the main sweep), a comma "
+            "list such as 4nodes,4nodes_quad_hard, or 'all'."
+        ),
+    ] = ("3nodes..7nodes"),
+    agent: Annotated[str, typer.Option(help="reference (no LLM), random, or llm.")] = "reference",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    episodes: Annotated[int, typer.Option(min=1, max=50, help="Graphs per suite.")] = 50,
+    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 8,
+    verify: Annotated[
+        str, typer.Option(help="LLM verification: none, per_step or before_commit.")
+    ] = "none",
+    fidelity: Annotated[
+        str, typer.Option(help="fixed (deterministic) or faithful (the published quirks).")
+    ] = "fixed",
+    seed: Annotated[int, typer.Option(help="Seed of the lab instances.")] = 0,
+    resume: LatestResumeOpt = False,
+    runs_dir: RunsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """CausaLab crystal-lab episodes: task accuracy, edge F1, SHD, weight and root F1,
+    beside the CausaLab paper's numbers for the same suite."""
+    from silicolab.cli.bench import run_bench_causalab
+
+    settings = {"suite": suite, "agent": agent, "model": model, "episodes": episodes}
+    settings.update(verify=verify, fidelity=fidelity, seed=seed)
+    run_bench_causalab(
+        settings=settings,
+        **_bench_flow(ctx, config, base_url, api_key_env, jobs, resume, runs_dir, json_out),
+    )
+
+
+@bench_app.command("boxinggym")
+def bench_boxinggym(
+    ctx: typer.Context,
+    env: Annotated[
+        str,
+        typer.Option(
+            help="'all' (the paper's goals), or a comma list of "
+            "env or env:goal, e.g. dugongs,death_process:infection."
+        ),
+    ] = ("all"),
+    agent: Annotated[
+        str,
+        typer.Option(help="reference (greedy-EIG Bayesian, no LLM; once boed), random, or llm."),
+    ] = "reference",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per goal.")] = 5,
+    prior: Annotated[
+        bool, typer.Option("--prior/--no-prior", help="With or without the domain story.")
+    ] = True,
+    communicate: Annotated[
+        bool,
+        typer.Option(
+            "--communicate",
+            help="Add the novice evaluation after a 200-word explanation (LLM agent).",
+        ),
+    ] = False,
+    participant_model: Annotated[
+        str | None,
+        typer.Option(
+            "--participant-model",
+            help="Model spec whose words the simulated participants of emotion and moral "
+            "machines speak (default: a plain template).",
+        ),
+    ] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 2,
+    fidelity: Annotated[
+        str, typer.Option(help="fixed (bugs fixed) or faithful (as published).")
+    ] = "fixed",
+    resume: LatestResumeOpt = False,
+    runs_dir: RunsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """BoxingGym: 10 steps of experimental design per goal, standardized error before and
+    after, EI regret, beside the BoxingGym paper's Tables 1-3."""
+    from silicolab.cli.bench import run_bench_boxinggym
+
+    settings = {"env": env, "agent": agent, "model": model, "seeds": seeds, "prior": prior}
+    settings.update(communicate=communicate, participant_model=participant_model, fidelity=fidelity)
+    run_bench_boxinggym(
+        settings=settings,
+        **_bench_flow(ctx, config, base_url, api_key_env, jobs, resume, runs_dir, json_out),
+    )
+
+
+@bench_app.command("episodes")
+def bench_episodes(
+    ctx: typer.Context,
+    env: Annotated[
+        str, typer.Option(help="Comma list of registered environment ids, e.g. causalab.")
+    ] = "causalab",
+    agent: Annotated[str, typer.Option(help="reference (no LLM), random, or llm.")] = "reference",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per environment.")] = 3,
+    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 1,
+    resume: LatestResumeOpt = False,
+    runs_dir: RunsDirOpt = None,
+    config: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Episodes of any registered environment family: the mean of each environment's
+    headline scores and health counters (no published anchors)."""
+    from silicolab.cli.bench import run_bench_episodes
+
+    run_bench_episodes(
+        settings={"env": env, "agent": agent, "model": model, "seeds": seeds},
+        **_bench_flow(ctx, config, base_url, api_key_env, jobs, resume, runs_dir, json_out),
+    )
+
+
+def _bench_flow(
+    ctx: typer.Context,
+    config: Path | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    jobs: int,
+    resume: bool,
+    runs_dir: Path | None,
+    json_out: bool,
+) -> dict[str, Any]:
+    """The options every bench command passes on, with the names the user typed."""
+    from silicolab.cli.bench import Connection, typed_options
+
+    return {
+        "connection": Connection(config, base_url, api_key_env),
+        "jobs": jobs,
+        "explicit": typed_options(ctx),
+        "resume": resume,
+        "runs_dir": runs_dir,
+        "config": config,
+        "json_out": json_out,
+    }

@@ -1,0 +1,85 @@
+"""The flow the result-producing commands share: where runs go, a run opened only after
+its inputs are checked (or resumed with its stored settings), and the result printed.
+
+Every command prints either one JSON object (``--json``) or a readable summary; a run
+whose units failed every step ends ``degraded``: its health line goes to stderr and the
+command exits :data:`~silicolab.runs.DEGRADED_EXIT`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import typer
+
+from silicolab.core.config import load_settings
+
+Job = TypeVar("Job")
+
+
+def runs_root(runs_dir: Path | None, config: Path | None) -> Path:
+    """Where run directories go: ``--runs-dir``, else the configured ``runs_dir``."""
+    return runs_dir or Path(load_settings(config).runs_dir)
+
+
+@dataclass(frozen=True)
+class Opened(Generic[Job]):
+    """A command's run with the settings and seed it runs with and its checked inputs."""
+
+    run: Any
+    settings: dict[str, Any]
+    seed: Any
+    job: Job
+
+
+def open_checked_run(
+    root: Path,
+    kind: str,
+    settings: dict[str, Any],
+    *,
+    seed: Any,
+    resume: bool,
+    explicit: Iterable[str],
+    prepare: Callable[[dict[str, Any], Any], Job],
+    slug: Callable[[Job], str],
+) -> Opened[Job]:
+    """Open the run of a resumable command. ``prepare(settings, seed)`` checks and loads
+    every input: a new run directory is created only after it succeeded; ``--resume``
+    reopens the latest unfinished ``kind`` run and prepares its stored settings (typed
+    options that contradict them are refused by :func:`silicolab.runs.open_run`)."""
+    from silicolab.runs import open_run
+
+    if resume:
+        run, settings = open_run(
+            root, kind, settings=settings, explicit=explicit, resume=True, seed=seed
+        )
+        seed = settings.pop("seed", seed)
+        job = prepare(settings, seed)
+    else:
+        job = prepare(settings, seed)
+        run, _ = open_run(root, kind, settings=settings, slug=slug(job), seed=seed)
+    return Opened(run, settings, seed, job)
+
+
+def emit(
+    out: Mapping[str, Any], *, json_out: bool, show: Callable[[], None], status: str, health: Any
+) -> None:
+    """Print a finished run's result: ``out`` as one JSON object with ``--json``, else the
+    readable summary ``show()`` prints; then a degraded run's health line on stderr and
+    exit :data:`~silicolab.runs.DEGRADED_EXIT`."""
+    from silicolab.runs import DEGRADED_EXIT
+
+    if json_out:
+        typer.echo(json.dumps(out, default=str))
+    else:
+        show()
+    if status == "degraded":
+        typer.echo(health.summary_line(), err=True)
+        raise typer.Exit(DEGRADED_EXIT)
+
+
+__all__ = ["Opened", "emit", "open_checked_run", "runs_root"]

@@ -44,6 +44,9 @@ app.add_typer(sim_app, name="sim")
 from silicolab.cli.study_app import study_app  # noqa: E402 - after the app it joins
 
 app.add_typer(study_app, name="study")
+from silicolab.cli.serve_app import serve_app  # noqa: E402 - after the app it joins
+
+app.add_typer(serve_app, name="serve")
 
 ConfigOpt = Annotated[
     Path | None,

@@ -71,6 +71,10 @@ def serve_local(
         int | None, typer.Option("--port", help="Port on 127.0.0.1 (default: a free one).")
     ] = None,
     n_ctx: Annotated[int, typer.Option("--n-ctx", min=256, help="Context window, tokens.")] = 8192,
+    threads: Annotated[
+        int | None,
+        typer.Option("--threads", min=1, help="CPU threads (default: all cores but one)."),
+    ] = None,
     background: Annotated[
         bool,
         typer.Option("--background", help="Leave it running and return (stop: serve stop)."),
@@ -95,7 +99,7 @@ def serve_local(
         return
     if not json_out:
         typer.echo(f"starting llama.cpp for {file.path.name} ...", err=True)
-    record = local.start_server(file, port=port, n_ctx=n_ctx)
+    record = local.start_server(file, port=port, n_ctx=n_ctx, n_threads=threads)
     if json_out:
         status = "running" if background else "serving"
         typer.echo(json.dumps({**_describe(record), "status": status}))

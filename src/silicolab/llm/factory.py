@@ -29,7 +29,7 @@ from silicolab.llm.base import LanguageModel
 from silicolab.llm.cache import CachedModel, SQLiteCache
 from silicolab.llm.ledger import MeteredModel, Prices
 from silicolab.llm.limits import LimitedModel
-from silicolab.llm.local import LOCAL_TIMEOUT_S
+from silicolab.llm.local import LOCAL_MAX_TOKENS, LOCAL_TIMEOUT_S
 from silicolab.llm.retry import RetryingModel
 
 
@@ -186,6 +186,7 @@ def _local_backend(model: str, timeout_s: float | None, **options: Any) -> Langu
     record = ensure_server(model)
     info = probe_server(record.base_url, timeout_s=5.0)
     options.setdefault("json_mode", PROVIDERS["local"].json_mode)
+    options.setdefault("default_max_tokens", LOCAL_MAX_TOKENS)
     path = Path(record.model_path)
     # The cache key names the model file, not the port, so a restarted server hits the cache.
     identity = {"backend": "local", "model": record.alias, "file": path.name,

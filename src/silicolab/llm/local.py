@@ -53,6 +53,9 @@ DEFAULT_CTX = 8192
 #: Per-attempt timeout for local servers: a 135M model on two cores answers a long prompt
 #: in tens of seconds, and a request that times out keeps the server busy anyway.
 LOCAL_TIMEOUT_S = 600.0
+#: The answer length of a call that sets none: a small model that rambles would otherwise
+#: write until the context is full (minutes on a CPU).
+LOCAL_MAX_TOKENS = 512
 
 
 def state_dir() -> Path:
@@ -106,12 +109,18 @@ def resolve_model_file(model: ModelFile | str | Path | None = None) -> ModelFile
     return ModelFile(path.resolve(), alias)
 
 
-def check_build() -> str:
+def check_build(*, portable: bool = False) -> str:
     """The installed llama.cpp build's feature line; :class:`ConfigError` if it is missing
-    or was compiled with AMX (which faults where AMX state is not granted)."""
+    or was compiled with AMX (which faults where AMX state is not granted), and with
+    ``portable`` also if it uses AVX-512 (a native build: not every x86-64 CPU has it)."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise ConfigError(f"llama-cpp-python is not installed; run: {LOCAL_INSTALL}")
     info = _system_info()
+    if portable and re.search(r"AVX512\w* = 1", info):
+        raise ConfigError(
+            "the installed llama-cpp-python uses AVX-512 (a build for this CPU, not a "
+            f"portable one); rebuild it: {LOCAL_INSTALL}"
+        )
     if re.search(r"AMX\w* = 1", info):
         raise ConfigError(
             "the installed llama-cpp-python was built for this CPU with AMX, whose first "
@@ -204,11 +213,18 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _threads() -> int:
+def default_threads() -> int:
+    """``$SILICOLAB_LOCAL_THREADS``, else one core less than this process may use (at
+    least one). Why: llama.cpp's threads wait for each other at every layer, so one that
+    loses its core to another process stalls them all; measured on 2 shared cores, 2
+    threads generated 4-30 tokens/s and 1 thread 37-52."""
+    if os.environ.get("SILICOLAB_LOCAL_THREADS", "").isdigit():
+        return max(1, int(os.environ["SILICOLAB_LOCAL_THREADS"]))
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
 
 
 #: Servers this process started, so that stopping one also reaps it.
@@ -231,7 +247,7 @@ def start_server(
     folder.mkdir(parents=True, exist_ok=True)
     port = port or _free_port()
     log_path = folder / f"server-{file.alias}.log"
-    threads = str(n_threads or _threads())
+    threads = str(n_threads or default_threads())
     cmd = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(file.path),
         "--model_alias", file.alias, "--host", "127.0.0.1", "--port", str(port),
@@ -243,7 +259,8 @@ def start_server(
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            # passive OpenMP waits: a spinning thread steals the core its partner needs
+            env={"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "PYTHONUNBUFFERED": "1"},
             start_new_session=True,
         )
     _CHILDREN[proc.pid] = proc

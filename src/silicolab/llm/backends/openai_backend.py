@@ -90,12 +90,14 @@ class OpenAIChatModel(LanguageModel):
         transport: str = "auto",
         spec: str | None = None,
         identity: dict[str, Any] | None = None,
+        default_max_tokens: int | None = None,
     ):
         if json_mode not in JSON_MODES:
             raise LLMError(f"json_mode={json_mode!r}: use one of {', '.join(JSON_MODES)}")
         if transport not in TRANSPORTS:
             raise ConfigError(f"transport={transport!r}: use one of {', '.join(TRANSPORTS)}")
         self.spec = spec or f"openai:{model}"
+        self.default_max_tokens = default_max_tokens  # for calls that set no max_tokens
         self._identity = identity
         self.model = model
         self.base_url = base_url
@@ -155,8 +157,9 @@ class OpenAIChatModel(LanguageModel):
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if request.temperature is not None:
             body["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            body[self.max_tokens_param] = request.max_tokens
+        max_tokens = request.max_tokens or self.default_max_tokens
+        if max_tokens is not None:
+            body[self.max_tokens_param] = max_tokens
         if request.seed is not None:
             body["seed"] = request.seed
         if request.stop:

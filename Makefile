@@ -11,6 +11,7 @@ PIP_FLAGS ?= -q --disable-pip-version-check
 help:
 	@echo "make demo   - create .venv, install silicolab, run 'silicolab demo' offline"
 	@echo "make test   - create .venv, install with dev extras, run ruff and the test suite"
+	@echo "              (builds llama.cpp portably once per machine; serves SmolLM2-135M)"
 	@echo "make bench  - run the benchmarks in benchmarks/ and print their figures"
 
 $(BIN)/python:

@@ -129,7 +129,7 @@ def test_probe_tells_the_servers_apart(llama_server, llm_server) -> None:
 
 def test_llama_cpp_python_gets_one_slot_long_timeout_and_json_object(llama_server) -> None:
     server = llama_server("me")
-    model = load_model("openai:m", base_url=server.base_url)
+    model = load_model("llamacpp:m", base_url=server.base_url)
     assert limits(model).max_concurrency == 1
     assert backend(model).timeout_s == 600.0 and backend(model).json_mode == "json_object"
     assert structured(model, "Pick one", Pick) == Pick(answer="yes")
@@ -143,14 +143,16 @@ def test_llama_server_slots_set_the_concurrency(llama_server) -> None:
     assert backend(model).timeout_s == 600.0
 
 
-def test_unknown_servers_keep_the_defaults_and_explicit_settings_win(
+def test_other_servers_keep_the_defaults_and_explicit_settings_win(
     llama_server, llm_server
 ) -> None:
     other = load_model("openai:fake-model", base_url=llm_server.base_url)
     assert limits(other).max_concurrency == 16 and backend(other).timeout_s == 60.0
     assert backend(other).json_mode == "json_schema"
+    assert llm_server.stats.requests == 0  # an openai: server is not asked what it is
+    assert limits(load_model("lmstudio:m")).max_concurrency == 1
     server = llama_server("me")
-    chosen = load_model("openai:m", base_url=server.base_url, max_concurrency=4, timeout_s=9.0)
+    chosen = load_model("llamacpp:m", base_url=server.base_url, max_concurrency=4, timeout_s=9.0)
     assert limits(chosen).max_concurrency == 4 and backend(chosen).timeout_s == 9.0
     assert limits(load_model("llamacpp:m", base_url="http://127.0.0.1:9/v1")).max_concurrency == 1
 
@@ -159,7 +161,7 @@ async def test_waiting_in_the_clients_queue_is_not_timed(llama_server) -> None:
     """Four calls at once to a one-slot server that takes 0.3 s each, with a 0.5 s
     timeout: the client sends them one at a time, so none times out or is retried."""
     server = llama_server("me", latency_s=0.3)
-    model = load_model("openai:m", base_url=server.base_url, timeout_s=0.5)
+    model = load_model("llamacpp:m", base_url=server.base_url, timeout_s=0.5)
     start = time.perf_counter()
     replies = await asyncio.gather(*(model.agenerate(f"q{i}") for i in range(4)))
     assert time.perf_counter() - start >= 1.2

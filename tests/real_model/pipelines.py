@@ -106,6 +106,15 @@ def mac(method: str, runs_dir: Path, env: dict[str, str]) -> Measure:
     totals = ((out.get("health") or {}).get("totals")) or {}
     measure.steps = int(totals.get("steps", 0))
     measure.parse_failures = int(totals.get("parse_failures", 0))
+    if method == "mac_debate_coding" and out.get("run_dir"):
+        # no debate questions: the steps are the plan's verdict and the executor's attempts
+        record = json.loads((Path(out["run_dir"]) / "record.json").read_text(encoding="utf-8"))
+        params = record["result"]["params"]
+        attempts = int(params.get("attempts", 0))
+        measure.steps = 1 + attempts
+        failed = attempts if params.get("fallback") else max(0, attempts - 1)
+        measure.parse_failures = int(bool(params.get("plan_forced"))) + failed
+        measure.repairs = max(0, attempts - 1)
     measure.score_name, measure.score = "SHD", (out.get("scores") or {}).get("shd")
     measure.status = str(out.get("status", f"exit {code}"))
     return measure

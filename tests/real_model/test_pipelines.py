@@ -48,9 +48,12 @@ def test_mac_on_auto_mpg(method: str, cli_env: dict[str, str], tmp_path: Path) -
     record = json.loads((Path(out["run_dir"]) / "record.json").read_text(encoding="utf-8"))
     assert record["result"]["method"] == method
     if method == "mac_meta_debate":
-        totals = out["health"]["totals"]
-        assert totals["units"] == 15  # every pair of the six variables asked once
-        assert totals["steps"] >= totals["units"] and totals["parse_failures"] >= 0
+        health = out["health"]
+        totals = health["totals"]
+        # every question once (one unit each), each decided in a round or by a forced verdict
+        assert totals["units"] == len({u["unit"] for u in health["units"]}) > 0
+        assert totals["steps"] >= totals["units"]
+        assert 0 <= totals["parse_failures"] <= totals["steps"]
         assert measure.calls >= 15  # 5 debates x (affirmative, negative, judge)
 
 

@@ -9,10 +9,10 @@ environment variable named by ``api_key_env`` and never stored anywhere else.
 ``local`` (``local:smollm2``, ``local:/path/model.gguf``) is a llama.cpp server on this
 machine that silicolab starts on first use and reuses (:mod:`silicolab.llm.local`).
 
-Options left unset adapt to the server: a server on this machine (loopback ``base_url``)
-is asked what it is; llama.cpp gets as many concurrent calls as it has slots (one for
-llama-cpp-python, whose JSON schemas go in the ``json_object`` form from the first call),
-and local servers a per-attempt timeout of 600 s instead of 60 s.
+Options left unset adapt to the server: a llama.cpp server (``local``, ``llamacpp:``) gets
+as many concurrent calls as it has slots (one for llama-cpp-python) and its JSON schemas
+in the ``json_object`` form from the first call; local servers (those two and
+``lmstudio:``) get a per-attempt timeout of 600 s instead of 60 s.
 """
 
 from __future__ import annotations
@@ -116,22 +116,17 @@ class ServerDefaults:
 
 
 def server_defaults(provider_name: str, base_url: str | None) -> ServerDefaults:
-    """Defaults for ``provider_name``'s server at ``base_url``; a loopback server is asked
-    (:func:`silicolab.llm.local.probe_server`, one quick GET) whether it is llama.cpp."""
+    """Defaults for ``provider_name``'s server at ``base_url``. A ``llamacpp:`` server is
+    asked how many requests it serves at once (:func:`silicolab.llm.local.probe_server`:
+    llama-server's slots, or 1 for llama-cpp-python); other servers are not asked."""
     provider = PROVIDERS[provider_name]
-    slots, json_mode = provider.slots, provider.json_mode
-    local = provider_name in _LOCAL_PROVIDERS
-    if provider_name == "openai":
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-    if provider.backend in ("openai", "local") and _is_loopback(base_url):
+    slots = provider.slots
+    if provider_name == "llamacpp" and base_url:
         from silicolab.llm.local import probe_server
 
-        info = probe_server(str(base_url), timeout_s=1.0)
-        if info.kind in ("llama-cpp-python", "llama.cpp"):
-            slots, local = info.slots, True
-        if info.kind == "llama-cpp-python":  # its server refuses OpenAI's json_schema form
-            json_mode = "json_object"
-    return ServerDefaults(slots, LOCAL_TIMEOUT_S if local else DEFAULT_TIMEOUT_S, json_mode)
+        slots = probe_server(base_url, timeout_s=2.0).slots or slots
+    timeout = LOCAL_TIMEOUT_S if provider_name in _LOCAL_PROVIDERS else DEFAULT_TIMEOUT_S
+    return ServerDefaults(slots, timeout, provider.json_mode)
 
 
 def make_backend(

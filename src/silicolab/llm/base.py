@@ -58,6 +58,9 @@ class LanguageModel(ABC):
 
     #: The spec the model was loaded from, e.g. ``"openai:gpt-4o-mini"``.
     spec: str = ""
+    #: Requests the model's server answers at once, when it said so (llama.cpp's slots);
+    #: ``load_model`` sends no more than that at a time unless told otherwise.
+    server_slots: int | None = None
 
     @property
     def name(self) -> str:

@@ -14,22 +14,38 @@ import os
 from typing import Any
 
 from silicolab.core.config import ROLES, Settings, load_settings
+from silicolab.core.errors import ConfigError
 from silicolab.llm.base import LanguageModel
 from silicolab.llm.factory import PROVIDERS, load_model, parse_spec
+
+#: Options that describe the role's server or model, not how the client calls it: a spec
+#: override for another provider drops them (the configured server is not the new one's).
+SERVER_OPTIONS = ("base_url", "api_key_env", "json_mode", "prices")
 
 
 def model_for_role(role: str, settings: Settings | None = None, **overrides: Any) -> LanguageModel:
     """Load the model configured for ``role`` (see :mod:`silicolab.core.config`), with the
-    shared cache, and ``overrides`` applied on top of the configured options. A ``spec``
-    override replaces the role's model (and drops its server-specific options)."""
+    shared cache, and ``overrides`` applied on top of the configured options.
+
+    A ``spec`` override (the command line's ``--model``) keeps the role's client settings
+    (``max_concurrency``, ``timeout_s``, ``max_retries``, per-minute limits); it keeps the
+    server settings too when it names the same provider, and drops them otherwise."""
     settings = settings or load_settings()
     entry = settings.model_settings(role)
     options: dict[str, Any] = {"cache_path": settings.resolved_cache_path, **entry.options()}
     spec = overrides.pop("spec", None)
-    if spec is not None and spec != entry.spec:
-        options = {"cache_path": options["cache_path"]}  # the role's server settings don't apply
+    if spec is not None and spec != entry.spec and not _same_provider(spec, entry.spec):
+        for name in SERVER_OPTIONS:
+            options.pop(name, None)
     options.update(overrides)
     return load_model(spec or entry.spec, **options)
+
+
+def _same_provider(spec: str, other: str) -> bool:
+    try:
+        return parse_spec(spec)[0] == parse_spec(other)[0]
+    except ConfigError:
+        return False
 
 
 def role_model(
@@ -73,9 +89,17 @@ def describe_roles(settings: Settings | None = None) -> list[dict[str, Any]]:
                 "role": role,
                 "spec": entry.spec,
                 "source": settings.role_source(role),
-                "base_url": base_url or ("offline" if provider is None else "provider default"),
+                "base_url": base_url or _where(provider),
                 "api_key_env": key_env,
                 "key_set": None if key_env is None else bool(os.environ.get(key_env)),
             }
         )
     return rows
+
+
+def _where(provider: Any) -> str:
+    if provider is None:
+        return "offline"
+    if provider.backend == "local":
+        return "this machine (silicolab serve local)"
+    return "provider default"

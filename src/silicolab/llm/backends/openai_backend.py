@@ -43,6 +43,9 @@ log = logging.getLogger("silicolab.llm")
 JSON_MODES = ("json_schema", "json_object", "prompt")
 #: How requests travel (see the module docstring).
 TRANSPORTS = ("auto", "native", "sdk")
+#: Servers (public URLs) that refused ``json_schema`` in this process: later models
+#: talking to them start in the ``json_object`` form instead of repeating the failed call.
+_JSON_OBJECT_SERVERS: set[str | None] = set()
 #: The SDK's default server when neither ``base_url`` nor ``OPENAI_BASE_URL`` is set.
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -85,12 +88,17 @@ class OpenAIChatModel(LanguageModel):
         max_tokens_param: str = "max_tokens",
         extra_body: dict[str, Any] | None = None,
         transport: str = "auto",
+        spec: str | None = None,
+        identity: dict[str, Any] | None = None,
+        default_max_tokens: int | None = None,
     ):
         if json_mode not in JSON_MODES:
             raise LLMError(f"json_mode={json_mode!r}: use one of {', '.join(JSON_MODES)}")
         if transport not in TRANSPORTS:
             raise ConfigError(f"transport={transport!r}: use one of {', '.join(TRANSPORTS)}")
-        self.spec = f"openai:{model}"
+        self.spec = spec or f"openai:{model}"
+        self.default_max_tokens = default_max_tokens  # for calls that set no max_tokens
+        self._identity = identity
         self.model = model
         self.base_url = base_url
         self.timeout_s = timeout_s
@@ -104,11 +112,15 @@ class OpenAIChatModel(LanguageModel):
             transport = "sdk" if proxy_for(url) else "native"
         self.transport = transport
         self._url = url
+        if json_mode == "json_schema" and public_url(url) in _JSON_OBJECT_SERVERS:
+            self.json_mode = "json_object"  # this server refused json_schema before
         self._http: PerLoop[HTTPClient] = PerLoop(self._make_http)
         if transport == "native":
             self._make_http()  # a malformed base_url fails here, not at the first call
 
     def identity(self) -> dict[str, Any]:
+        if self._identity is not None:
+            return dict(self._identity)
         return {
             "backend": "openai",
             "model": self.model,
@@ -145,8 +157,9 @@ class OpenAIChatModel(LanguageModel):
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if request.temperature is not None:
             body["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            body[self.max_tokens_param] = request.max_tokens
+        max_tokens = request.max_tokens or self.default_max_tokens
+        if max_tokens is not None:
+            body[self.max_tokens_param] = max_tokens
         if request.seed is not None:
             body["seed"] = request.seed
         if request.stop:
@@ -179,6 +192,7 @@ class OpenAIChatModel(LanguageModel):
                 # for the life of this model and resend.
                 log.info("%s: server rejects json_schema; using json_object", self.spec)
                 self.json_mode = "json_object"
+                _JSON_OBJECT_SERVERS.add(public_url(self._url))
                 return await self.acomplete(request)
             raise _status_error(status, headers, data, self._api_key)
         if isinstance(data, _Malformed):

@@ -14,7 +14,7 @@ from silicolab.report.tour import print_tour, tour_report
 #: Discovery methods the demo runs on Auto MPG (beside the MAC paper's row, if it has one).
 DISCOVERY = ("pc", "direct_lingam", "exact")
 #: The BoxingGym designers of the demo: (row label, scientist, options).
-DESIGNERS = (("boed", "reference", {"n_candidates": 30}), ("random", "random", {}))
+DESIGNERS = (("reference", "reference", {"n_candidates": 30}), ("random", "random", {}))
 
 
 def discovery_part() -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import jinja2
 import pytest
+from tests.scientists.boxinggym_episodes import episode
 
 from silicolab.core.errors import InputError
 from silicolab.llm import load_model
@@ -17,25 +18,8 @@ from silicolab.scientists.boxinggym import (
     LLMScientist,
     RandomDesigner,
     make_env,
-    play_episode,
 )
 from silicolab.scientists.boxinggym.llm import extract_tag, render, truncate_words
-
-
-def episode(
-    env: str,
-    scientist: Any,
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 1,
-    **options: Any,
-) -> BoxingRecord:
-    """One episode on a fresh environment (its options apart from the episode's)."""
-    made = make_env(env, goal=goal, prior=prior, fidelity=fidelity, seed=seed)
-    return play_episode(made, scientist, **options)
-
 
 EXPLANATION = " ".join(f"word{i}" for i in range(250))
 NOVICE_ANSWER = "<answer>20</answer>"

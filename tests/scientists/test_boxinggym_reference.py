@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
+from tests.scientists.boxinggym_episodes import episode
 
 from silicolab.core.errors import InputError
 from silicolab.envs import make
@@ -13,29 +12,11 @@ from silicolab.llm import load_model
 from silicolab.llm.base import run_sync
 from silicolab.scientists.boxinggym import (
     BayesianScientist,
-    BoxingRecord,
     RandomDesigner,
     make_env,
     make_scientist,
-    play_episode,
 )
 from silicolab.scientists.boxinggym.reference import posterior_summary
-
-
-def episode(
-    env: str,
-    scientist: Any,
-    *,
-    goal: str = "direct",
-    prior: bool = True,
-    fidelity: str = "fixed",
-    seed: int | None = 1,
-    **options: Any,
-) -> BoxingRecord:
-    """One episode on a fresh environment (its options apart from the episode's)."""
-    made = make_env(env, goal=goal, prior=prior, fidelity=fidelity, seed=seed)
-    return play_episode(made, scientist, **options)
-
 
 #: Small Monte Carlo sizes: here EIG is only plumbing, the ranking is what matters.
 SMALL = {"n_candidates": 30, "n_outer": 200, "n_inner": 200, "n_posterior": 500}

@@ -247,6 +247,7 @@ def hypothesis_command(
     if len(scenario.strip()) < 10:
         raise InputError("the scenario is empty or too short; describe it in a sentence")
     from silicolab.llm.base import run_sync
+    from silicolab.studies.design import factorial_size
     from silicolab.studies.files import write_hypothesis
     from silicolab.studies.scientist import agenerate_hypothesis
 
@@ -265,7 +266,7 @@ def hypothesis_command(
         "agents": [a.name for a in result.agents],
         "outcome": result.outcome.name,
         "causes": [v.name for v in result.treatments],
-        "conditions": len(make_design_for(result)),
+        "conditions": factorial_size(result),
         "ledger": scientist.ledger.summary(),
     }
     if json_out:
@@ -276,12 +277,6 @@ def hypothesis_command(
         f"{summary['causes']} ({summary['conditions']} conditions). Edit it, then run "
         f"'silicolab study run --hypothesis {path}'."
     )
-
-
-def make_design_for(hypothesis: Any) -> list[Any]:
-    from silicolab.studies.design import factorial_size
-
-    return [None] * factorial_size(hypothesis)
 
 
 def fit_command(run_dir: Path, *, interactions: bool, drop_capped: bool, json_out: bool) -> None:

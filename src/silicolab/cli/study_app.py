@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from silicolab.cli.common import ConfigOpt, JsonOpt
+from silicolab.cli.common import ConfigOpt, JsonOpt, ResumeOpt, RunsDirOpt
 from silicolab.core.errors import InputError
 
 study_app = typer.Typer(
@@ -140,12 +140,6 @@ PriceRuleOpt = Annotated[
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Skip the cost confirmation.")]
 MaxCostOpt = Annotated[
     float | None, typer.Option(min=0, help="Refuse if the planned cost may exceed USD.")
-]
-ResumeOpt = Annotated[
-    bool, typer.Option("--resume", help="Finish the latest unfinished study run.")
-]
-RunsDirOpt = Annotated[
-    Path | None, typer.Option("--runs-dir", help="Where run directories go (default: runs).")
 ]
 
 

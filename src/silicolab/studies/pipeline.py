@@ -9,6 +9,7 @@ from there, so editing the source file after the start can never mix two experim
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -92,8 +93,9 @@ class StageResult:
     fit: StudyFit | None
     fit_error: str | None = None
 
-    @property
+    @functools.cached_property
     def table(self) -> Any:
+        """The analysis table of the runs (built once: the fit, record and CSV share it)."""
         return study_table(self.hypothesis, self.runs)
 
     def health(self) -> RunHealth:

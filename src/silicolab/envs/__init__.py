@@ -13,32 +13,9 @@ environment implements :class:`Env` and raises :class:`InvalidAction` (with the 
 agent sees) for actions it refuses; such actions never consume the intervention budget.
 """
 
-from silicolab.envs.base import (
-    FIDELITIES,
-    SCHEMA_VERSION,
-    Env,
-    EnvSpec,
-    Fidelity,
-    GoalSpec,
-    check_fidelity,
-)
-from silicolab.envs.errors import InvalidAction
+from silicolab.envs.base import *  # noqa: F403 - the protocol, exactly base's __all__
+from silicolab.envs.base import __all__ as _protocol
 from silicolab.envs.registry import make, register, registered, remake, resolve, spec, specs
 
-__all__ = [
-    "FIDELITIES",
-    "SCHEMA_VERSION",
-    "Env",
-    "EnvSpec",
-    "Fidelity",
-    "GoalSpec",
-    "InvalidAction",
-    "check_fidelity",
-    "make",
-    "register",
-    "registered",
-    "remake",
-    "resolve",
-    "spec",
-    "specs",
-]
+# The protocol's names are base's; the registry adds how environments are made and found.
+__all__ = [*_protocol, "make", "register", "registered", "remake", "resolve", "spec", "specs"]

@@ -9,7 +9,7 @@
 """
 
 from silicolab.llm.backends.scripted import ScriptedModel, example_from_schema
-from silicolab.llm.base import LanguageModel, ModelWrapper
+from silicolab.llm.base import GenerationOptions, LanguageModel, ModelWrapper, SamplingOptions
 from silicolab.llm.cache import SQLiteCache, cache_key
 from silicolab.llm.factory import PROVIDERS, load_model, parse_spec
 from silicolab.llm.ledger import Ledger, Prices
@@ -29,6 +29,7 @@ from silicolab.llm.types import Completion, Message, Request, Usage
 __all__ = [
     "PROVIDERS",
     "Completion",
+    "GenerationOptions",
     "LanguageModel",
     "Ledger",
     "Message",
@@ -36,6 +37,7 @@ __all__ = [
     "Prices",
     "Request",
     "SQLiteCache",
+    "SamplingOptions",
     "ScriptedModel",
     "TransientLLMError",
     "Usage",

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
 from silicolab.core.errors import InputError
 from silicolab.llm.types import Completion, MessagesLike, Request, normalize_messages
@@ -21,6 +21,26 @@ if TYPE_CHECKING:
     from silicolab.llm.ledger import Ledger
 
 T = TypeVar("T")
+
+
+class SamplingOptions(TypedDict, total=False):
+    """How one call samples and is labelled: what every generation call takes, including
+    the structured ones (:func:`~silicolab.llm.structured.astructured` and its kin)."""
+
+    temperature: float | None
+    max_tokens: int | None
+    seed: int | None
+    tag: str
+    sample_index: int
+
+
+class GenerationOptions(SamplingOptions, total=False):
+    """The keyword options of one generation call, defined once: :meth:`LanguageModel.agenerate`
+    and :meth:`~LanguageModel.generate` take them and pass them to :func:`make_request`,
+    which checks them and gives their defaults."""
+
+    stop: Sequence[str] | str | None
+    json_schema: Mapping[str, Any] | None
 
 
 def run_sync(coro: Any, *, twin: str | None = None) -> Any:
@@ -82,40 +102,20 @@ class LanguageModel(ABC):
         raise AttributeError(f"{type(self).__name__} has no ledger: load it with load_model()")
 
     async def agenerate(
-        self,
-        messages: MessagesLike,
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-        stop: Sequence[str] | str | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-        tag: str = "",
-        sample_index: int = 0,
+        self, messages: MessagesLike, **options: Unpack[GenerationOptions]
     ) -> Completion:
-        """Generate one reply to ``messages``.
+        """Generate one reply to ``messages`` (``options`` as :func:`make_request` takes).
 
         ``json_schema`` asks for a reply that is a JSON document of that schema (enforced by
         the server where it supports it). ``tag`` labels the call in the ledger.
         ``sample_index`` makes repeated independent samples of the same prompt distinct
         and individually cacheable.
         """
-        return await self.acomplete(
-            make_request(
-                messages,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                seed=seed,
-                stop=stop,
-                json_schema=json_schema,
-                tag=tag,
-                sample_index=sample_index,
-            )
-        )
+        return await self.acomplete(make_request(messages, **options))
 
-    def generate(self, messages: MessagesLike, **kwargs: Any) -> Completion:
+    def generate(self, messages: MessagesLike, **options: Unpack[GenerationOptions]) -> Completion:
         """The synchronous twin of :meth:`agenerate` (for scripts, notebooks, the CLI)."""
-        return run_sync(self.agenerate(messages, **kwargs))
+        return run_sync(self.agenerate(messages, **options))
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, most models hold nothing
         """Release network clients and files. Safe to call more than once."""

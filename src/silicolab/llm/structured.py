@@ -12,12 +12,12 @@ import functools
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, Unpack
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
 from silicolab.core.errors import InputError, ParseFailure
-from silicolab.llm.base import LanguageModel, run_sync
+from silicolab.llm.base import LanguageModel, SamplingOptions, run_sync
 from silicolab.llm.types import MessagesLike, normalize_messages
 
 M = TypeVar("M", bound=BaseModel)
@@ -83,17 +83,13 @@ async def astructured(
     messages: MessagesLike,
     schema: type[M],
     retries: int = 2,
-    *,
-    tag: str = "",
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    sample_index: int = 0,
-    seed: int | None = None,
+    **options: Unpack[SamplingOptions],
 ) -> M:
     """Ask ``model`` for an instance of the pydantic model ``schema`` and return it validated.
 
     Each failed attempt adds the bad reply and the validation error to the conversation
-    and asks again, at most ``retries`` extra times.
+    and asks again, at most ``retries`` extra times. ``options`` (temperature, max_tokens,
+    seed, tag, sample_index) go to every attempt's call.
     """
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
         raise InputError(f"schema must be a pydantic BaseModel class, got {schema!r}")
@@ -101,15 +97,7 @@ async def astructured(
     conversation = list(normalize_messages(messages))
     last_text, last_error = "", ""
     for _attempt in range(retries + 1):
-        completion = await model.agenerate(
-            conversation,
-            json_schema=json_schema,
-            tag=tag,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            sample_index=sample_index,
-            seed=seed,
-        )
+        completion = await model.agenerate(conversation, json_schema=json_schema, **options)
         last_text = completion.text
         try:
             return schema.model_validate_json(extract_json(last_text))
@@ -145,12 +133,11 @@ async def achoose(
     options: Sequence[str],
     *,
     retries: int = 2,
-    tag: str = "",
     system: str | None = None,
-    sample_index: int = 0,
-    temperature: float | None = None,
+    **sampling: Unpack[SamplingOptions],
 ) -> int:
-    """Ask ``question`` with numbered ``options``; return the 0-based index chosen."""
+    """Ask ``question`` with numbered ``options``; return the 0-based index chosen.
+    ``sampling`` options go to the call as in :func:`astructured`."""
     options = [str(o) for o in options]
     if len(options) < 2:
         raise InputError("choose() needs at least two options")
@@ -160,15 +147,7 @@ async def achoose(
     messages = ([{"role": "system", "content": system}] if system else []) + [
         {"role": "user", "content": prompt}
     ]
-    picked = await astructured(
-        model,
-        messages,
-        choice_model,
-        retries,
-        tag=tag,
-        sample_index=sample_index,
-        temperature=temperature,
-    )
+    picked = await astructured(model, messages, choice_model, retries, **sampling)
     return int(picked.choice) - 1  # type: ignore[attr-defined]
 
 
@@ -185,14 +164,11 @@ async def anumber(
     hi: float | None = None,
     integer: bool = False,
     retries: int = 2,
-    tag: str = "",
-    sample_index: int = 0,
+    **sampling: Unpack[SamplingOptions],
 ) -> float | int:
     """Ask for a number (within ``[lo, hi]`` when given); validated like :func:`astructured`."""
     number_model = _number_model(integer, lo, hi)
-    picked = await astructured(
-        model, question, number_model, retries, tag=tag, sample_index=sample_index
-    )
+    picked = await astructured(model, question, number_model, retries, **sampling)
     return picked.value  # type: ignore[attr-defined]
 
 

@@ -9,7 +9,6 @@ thread at most ``refresh_per_second`` times, and ``advance`` only bumps a counte
 from __future__ import annotations
 
 import sys
-from types import TracebackType
 from typing import IO, Any, Self
 
 #: Redraws per second; low enough that a fast batch spends no measurable time drawing.
@@ -96,12 +95,8 @@ class ProgressBar:
                 self._progress.update(self._task, failures=f"{self.failed} failed")
             self._progress.advance(self._task)
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
+        """Stop the bar however the block ended (the exception, if any, propagates)."""
         if self._progress is not None:
             self._progress.stop()
             self._progress = None

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from silicolab.core.errors import InputError
+from silicolab.core.records import model_from_record
 from silicolab.core.seeding import rng
 from silicolab.scm.graph import CausalGraph, Edge
 from silicolab.scm.mechanisms import LinearMechanism, Mechanism, Noise, QuadraticMechanism
@@ -152,11 +153,7 @@ class RandomSCMSpec(BaseModel):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RandomSCMSpec:
-        payload = {k: v for k, v in data.items() if k != "schema_version"}
-        try:
-            return cls.model_validate(payload)
-        except ValueError as exc:
-            raise InputError(f"invalid random SCM spec record: {exc}") from exc
+        return model_from_record(cls, data, "random SCM spec record")
 
 
 def _spec(spec: RandomSCMSpec | int, options: dict[str, Any]) -> RandomSCMSpec:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from silicolab.core.errors import InputError
+from silicolab.core.records import model_from_record
 
 VariableType = Literal["continuous", "ordinal", "nominal", "binary", "count"]
 
@@ -71,8 +71,4 @@ class Variable(BaseModel):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Variable:
         """Rebuild a variable written by :meth:`to_dict`."""
-        payload = {k: v for k, v in data.items() if k != "schema_version"}
-        try:
-            return cls.model_validate(payload)
-        except ValueError as exc:
-            raise InputError(f"invalid variable record {data!r}: {exc}") from exc
+        return model_from_record(cls, data, f"variable record {data!r}")

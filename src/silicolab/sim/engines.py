@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict, Unpack
 
 from silicolab.core.errors import InputError
 from silicolab.llm.base import run_sync
@@ -28,6 +28,18 @@ from silicolab.sim.entity import Entity
 from silicolab.sim.game_master import Attempt, GameMaster, Resolution
 from silicolab.sim.log import EpisodeLog, StepLog
 from silicolab.sim.nested import nested_context
+
+
+class EpisodeOptions(TypedDict, total=False):
+    """The options every engine takes, defined once: ``max_steps`` (required), ``seed``
+    (default 0), ``checkpoint`` (a path, default none), ``checkpoint_every`` (default 1)
+    and ``resume`` (default ``False``)."""
+
+    max_steps: Required[int]
+    seed: int
+    checkpoint: str | Path | None
+    checkpoint_every: int
+    resume: bool
 
 
 def _check(entities: Sequence[Entity], max_steps: int) -> None:
@@ -67,20 +79,23 @@ class _Episode:
         self,
         gm: GameMaster,
         entities: Sequence[Entity],
-        *,
         engine: str,
-        max_steps: int,
-        seed: int,
-        path: str | Path | None,
-        every: int,
-        resume: bool,
+        options: EpisodeOptions,
     ):
+        unknown = sorted(set(options) - set(EpisodeOptions.__annotations__))
+        if unknown or "max_steps" not in options:
+            raise TypeError(
+                f"an episode takes max_steps= and optionally seed=, checkpoint=, "
+                f"checkpoint_every=, resume= (got {sorted(options)})"
+            )
+        max_steps, every = options["max_steps"], options.get("checkpoint_every", 1)
         _check(entities, max_steps)
         if every < 1:
             raise InputError(f"checkpoint_every={every} must be >= 1")
-        self.gm, self.entities, self.engine, self.seed = gm, entities, engine, seed
-        self.path, self.every, self.max_steps = path, every, max_steps
-        self.first, self.log = self._start(resume)
+        self.gm, self.entities, self.engine = gm, entities, engine
+        self.seed, self.path = options.get("seed", 0), options.get("checkpoint")
+        self.every, self.max_steps = every, max_steps
+        self.first, self.log = self._start(options.get("resume", False))
 
     def _start(self, resume: bool) -> tuple[int, EpisodeLog]:
         """(first step, log so far): from the checkpoint when resuming and it exists."""
@@ -122,26 +137,10 @@ class _Episode:
 
 
 def run_sequential(
-    gm: GameMaster,
-    entities: Sequence[Entity],
-    *,
-    max_steps: int,
-    seed: int = 0,
-    checkpoint: str | Path | None = None,
-    checkpoint_every: int = 1,
-    resume: bool = False,
+    gm: GameMaster, entities: Sequence[Entity], **options: Unpack[EpisodeOptions]
 ) -> EpisodeLog:
     """Run up to ``max_steps`` steps with one actor per step (synchronous)."""
-    episode = _Episode(
-        gm,
-        entities,
-        engine="sequential",
-        max_steps=max_steps,
-        seed=seed,
-        path=checkpoint,
-        every=checkpoint_every,
-        resume=resume,
-    )
+    episode = _Episode(gm, entities, "sequential", options)
     for step in episode.steps():
         for entity in gm.next_acting(entities, step, simultaneous=False):
             spec = gm.spec_for(entity.name)
@@ -153,26 +152,10 @@ def run_sequential(
 
 
 async def arun_simultaneous(
-    gm: GameMaster,
-    entities: Sequence[Entity],
-    *,
-    max_steps: int,
-    seed: int = 0,
-    checkpoint: str | Path | None = None,
-    checkpoint_every: int = 1,
-    resume: bool = False,
+    gm: GameMaster, entities: Sequence[Entity], **options: Unpack[EpisodeOptions]
 ) -> EpisodeLog:
     """Run up to ``max_steps`` steps in which the scheduled entities act concurrently."""
-    episode = _Episode(
-        gm,
-        entities,
-        engine="simultaneous",
-        max_steps=max_steps,
-        seed=seed,
-        path=checkpoint,
-        every=checkpoint_every,
-        resume=resume,
-    )
+    episode = _Episode(gm, entities, "simultaneous", options)
     for step in episode.steps():
         actors = gm.next_acting(entities, step, simultaneous=True)
         specs = [gm.spec_for(e.name) for e in actors]
@@ -184,7 +167,9 @@ async def arun_simultaneous(
     return episode.log
 
 
-def run_simultaneous(gm: GameMaster, entities: Sequence[Entity], **options: Any) -> EpisodeLog:
+def run_simultaneous(
+    gm: GameMaster, entities: Sequence[Entity], **options: Unpack[EpisodeOptions]
+) -> EpisodeLog:
     """The synchronous twin of :func:`arun_simultaneous`, same arguments (refuses inside an
     event loop)."""
     return run_sync(arun_simultaneous(gm, entities, **options), twin="arun_simultaneous")

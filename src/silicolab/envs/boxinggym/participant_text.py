@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict, Unpack
 
 from silicolab.core.seeding import stable_hash
 from silicolab.envs.boxinggym.base import BoxingEnv
@@ -62,14 +62,19 @@ def _clean(text: str, fallback: str) -> Utterance:
     return Utterance(text, "llm")
 
 
+class SentenceRequest(TypedDict):
+    """What a participant is asked: the ``system`` and ``user`` messages, the ``template``
+    sentence used without a model, the call's ``sample_index`` and its ledger ``tag``."""
+
+    system: str
+    user: str
+    template: str
+    sample_index: int
+    tag: NotRequired[str]
+
+
 def participant_sentence(
-    llm: LanguageModel | None,
-    *,
-    system: str,
-    user: str,
-    template: str,
-    sample_index: int,
-    tag: str = "participant",
+    llm: LanguageModel | None, **request: Unpack[SentenceRequest]
 ) -> Utterance:
     """The participant's sentence: ``llm``'s reply to (``system``, ``user``), or
     ``template`` when no model is configured (or the model answers with nothing).
@@ -77,35 +82,25 @@ def participant_sentence(
     Synchronous (see the module docstring); raises ``InputError`` inside a running loop.
     """
     if llm is None:  # no event loop needed: a template works inside a running one too
-        return Utterance(template, "template")
-    sentence: Utterance = run_sync(
-        aparticipant_sentence(
-            llm, system=system, user=user, template=template, sample_index=sample_index, tag=tag
-        )
-    )
+        return Utterance(request["template"], "template")
+    sentence: Utterance = run_sync(aparticipant_sentence(llm, **request))
     return sentence
 
 
 async def aparticipant_sentence(
-    llm: LanguageModel | None,
-    *,
-    system: str,
-    user: str,
-    template: str,
-    sample_index: int,
-    tag: str = "participant",
+    llm: LanguageModel | None, **request: Unpack[SentenceRequest]
 ) -> Utterance:
     """The async twin of :func:`participant_sentence`."""
     if llm is None:
-        return Utterance(template, "template")
+        return Utterance(request["template"], "template")
     reply = await llm.agenerate(
-        _messages(system, user),
+        _messages(request["system"], request["user"]),
         temperature=PARTICIPANT_TEMPERATURE,
         max_tokens=PARTICIPANT_MAX_TOKENS,
-        tag=tag,
-        sample_index=sample_index,
+        tag=request.get("tag", "participant"),
+        sample_index=request["sample_index"],
     )
-    return _clean(reply.text, template)
+    return _clean(reply.text, request["template"])
 
 
 def participant_record(utterances: Sequence[Any], llm: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from silicolab.core.errors import InputError, ParseFailure
+from silicolab.core.errors import InputError
 from silicolab.llm import load_model
 from silicolab.studies import Hypothesis, load_example
 from silicolab.studies.hypothesis import StudyVariable
@@ -89,11 +89,38 @@ def test_predict_beta_is_compared_with_the_fit() -> None:
     assert json.loads(json.dumps(got.to_dict()))["paths"][0]["predicted"] == 0.6
 
 
-def test_predict_beta_reply_missing_a_path_names_the_step() -> None:
+def test_predict_beta_reply_missing_a_path_costs_only_predict_beta() -> None:
     hypothesis, data, fit = synthetic()
     model = load_model("scripted", fn=_reply({"predict_beta": {"paths": BETA[:2]}}))
-    with pytest.raises(ParseFailure, match="step 'predict_beta'"):
-        predict(hypothesis, data, fit, model, tasks=("beta",))
+    got = predict(hypothesis, data, fit, model, tasks=("beta",))
+    assert got.paths == [] and got.beta_summary == {}
+    assert (got.health.steps, got.health.parse_failures) == (1, 1)
+    assert got.health.all_failed and "budget_1" in got.health.sample_reply
+    assert got.to_dict()["health"]["parse_failures"] == 1
+
+
+async def test_an_invalid_prediction_is_nan_and_the_others_are_scored() -> None:
+    hypothesis, data, fit = synthetic()
+    bad: set[str] = set()
+
+    def reply(request):
+        _, subject, _ = step_of(request)
+        if int(subject.rsplit("-", 1)[-1], 16) % 3 == 0:  # a third of the conditions
+            bad.add(subject)
+            return "I would rather not say."
+        return json.dumps({"explanation": "guess", "prediction": 100.0})
+
+    model = load_model("scripted", fn=reply)
+    got = await apredict(hypothesis, data, fit, model, max_conditions=30, seed=2, tasks=("y",))
+    table = got.table.set_index("condition_id").loc[got.llm_conditions]
+    failed = [c for c in got.llm_conditions if c in bad]
+    assert failed and len(failed) < len(got.llm_conditions)
+    assert table.loc[failed, "predict_y"].isna().all()
+    good = [c for c in got.llm_conditions if c not in bad]
+    assert (table.loc[good, "predict_y"] == 100.0).all()
+    assert got.mse["predict_y"] == pytest.approx(np.mean((table.loc[good, "observed"] - 100) ** 2))
+    assert got.health.steps == 30 and got.health.parse_failures == len(failed)
+    assert not got.health.all_failed
 
 
 async def test_predict_y_and_loo_on_a_seeded_subset() -> None:

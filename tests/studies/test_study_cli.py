@@ -195,3 +195,20 @@ def test_kill_9_then_resume_runs_each_condition_once_and_repeats_no_request(tmp_
     assert len(ids) == 80 == len(set(ids))
     units = [e["unit"] for e in Run.open(events.parent).events() if e["status"] == "ok"]
     assert len(units) == len(set(units)) == 80
+
+
+def test_predict_whose_every_reply_is_unusable_is_degraded_not_a_crash(tmp_path):
+    run = study(["run", "auction", "--subjects", "rule", "--yes", "--json"], tmp_path)
+    run_dir = json.loads(run.stdout)["run_dir"]
+    with FakeLLMServer(reply="I cannot predict that.") as server:
+        out = study(
+            ["predict", run_dir, "--max-conditions", "3", "--json",
+             "--model", "openai:fake-model", "--base-url", server.base_url],
+            tmp_path,
+        )  # fmt: skip
+    assert out.returncode == 3, out.stderr
+    assert "DEGRADED" in out.stderr and "worst unit predictions" in out.stderr
+    written = json.loads((Path(run_dir) / "predictions.json").read_text())
+    assert written["health"]["steps"] == 3 + 3 + 1  # predict-y, model LOO, predict-beta
+    assert written["health"]["parse_failures"] == written["health"]["steps"]
+    assert written["mse"]["predict_y"] is None and written["mse"]["loo_mechanical"] is not None

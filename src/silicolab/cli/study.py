@@ -309,6 +309,7 @@ def predict_command(
     """``study predict``: the scientist's predictions against a finished study's fit."""
     from silicolab.core.files import atomic_write_text
     from silicolab.llm.base import run_sync
+    from silicolab.runs import DEGRADED_EXIT, RunHealth
     from silicolab.studies.fit import fit_study
     from silicolab.studies.predict import apredict
 
@@ -324,9 +325,14 @@ def predict_command(
     data = predictions.to_dict()
     path = atomic_write_text(run.path / "predictions.json", json.dumps(data, default=str) + "\n")
     if json_out:
-        typer.echo(json.dumps({"path": str(path), "mse": data.get("mse")}, default=str))
-        return
-    typer.echo(f"predictions written to {path}; MSE {data.get('mse')}")
+        typer.echo(json.dumps({"path": str(path), "mse": data.get("mse"),
+                               "health": data["health"]}, default=str))  # fmt: skip
+    else:
+        typer.echo(f"predictions written to {path}; MSE {data.get('mse')}")
+    health = RunHealth.of([predictions.health])
+    if health.degraded:  # no prediction reply could be parsed
+        typer.echo(health.summary_line(), err=True)
+        raise typer.Exit(DEGRADED_EXIT)
 
 
 def follow_on_command(

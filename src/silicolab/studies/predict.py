@@ -26,10 +26,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from silicolab.core.errors import InputError
+from silicolab.core.errors import InputError, ParseFailure
 from silicolab.core.seeding import rng
 from silicolab.llm import LanguageModel
 from silicolab.llm.base import run_sync
+from silicolab.runs.health import UnitHealth
 from silicolab.scm import PathEstimates, estimate_paths
 from silicolab.studies.fit import scm_variables
 from silicolab.studies.hypothesis import Decision, Hypothesis
@@ -45,7 +46,10 @@ class Predictions:
     """What :func:`apredict` found: per-condition rows (``observed``, ``predict_y``,
     ``loo_mechanical``, ``loo_llm``), per-path rows (predict-β against the fit), the
     mean squared error of each method, how many model calls each task made, and each
-    model answer with its explanation (``decisions``, step ``<condition>.predict_y``...)."""
+    model answer with its explanation (``decisions``, step ``<condition>.predict_y``...).
+
+    A reply that stayed invalid costs only its own prediction (NaN, left out of the MSE;
+    predict-β: no path rows): ``health`` counts the model steps and those failures."""
 
     outcome: str
     conditions: list[dict[str, Any]]
@@ -55,6 +59,7 @@ class Predictions:
     calls: dict[str, int]
     llm_conditions: list[str] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
+    health: UnitHealth = field(default_factory=lambda: UnitHealth(unit="predictions"))
 
     @property
     def table(self) -> pd.DataFrame:
@@ -74,6 +79,7 @@ class Predictions:
                 "conditions": self.conditions,
                 "paths": self.paths,
                 "decisions": [d.model_dump(mode="json") for d in self.decisions],
+                "health": self.health.to_dict(),
             }
         )
 
@@ -227,20 +233,23 @@ async def apredict(
     table = pd.DataFrame({"condition_id": rows.index, "observed": rows[outcome]}, index=rows.index)
     sci = Scientist(model, hypothesis.scenario, temperature, seed, agents=hypothesis.agents)  # type: ignore[arg-type]
     calls = {"predict_y": 0, "predict_beta": 0, "loo_llm": 0}
+    health = UnitHealth(unit="predictions")
     context = {"hypothesis": hypothesis, "scale": outcome_scale(hypothesis)}
     if "y" in tasks:
-        table["predict_y"] = await _ask_each(sci, "predict_y", rows.loc[chosen], context)
+        table["predict_y"] = await _ask_each(sci, "predict_y", rows.loc[chosen], context, health)
         calls["predict_y"] = len(chosen)
     if "loo" in tasks or "loo_mechanical" in tasks:
         loo, fits = mechanical_loo(hypothesis, data)
         table["loo_mechanical"] = loo
         if "loo" in tasks:
             usable = [c for c in chosen if c in fits]
-            table["loo_llm"] = await _ask_each(sci, "predict_loo", rows.loc[usable], context, fits)
+            table["loo_llm"] = await _ask_each(
+                sci, "predict_loo", rows.loc[usable], context, health, fits
+            )
             calls["loo_llm"] = len(usable)
     paths, summary = [], {}
     if "beta" in tasks:
-        paths, summary = await _predict_beta(sci, hypothesis, rows, fit, alpha)
+        paths, summary = await _predict_beta(sci, hypothesis, rows, fit, alpha, health)
         calls["predict_beta"] = 1
     errors = {
         "predict_y": ("predict_y", chosen),
@@ -262,6 +271,7 @@ async def apredict(
         calls=calls,
         llm_conditions=chosen if set(tasks) & {"y", "loo"} else [],
         decisions=sorted(sci.decisions, key=lambda d: d.step),
+        health=health,
     )
 
 
@@ -278,9 +288,11 @@ async def _ask_each(
     step: str,
     rows: pd.DataFrame,
     context: dict[str, Any],
+    health: UnitHealth,
     fits: dict[str, PathEstimates] | None = None,
 ) -> pd.Series:
-    """One model prediction of the outcome per row (concurrently), keyed by condition."""
+    """One model prediction of the outcome per row (concurrently), keyed by condition; NaN
+    where the reply stayed invalid (counted in ``health``)."""
     hypothesis: Hypothesis = context["hypothesis"]
 
     async def one(cid: str) -> float:
@@ -293,14 +305,19 @@ async def _ask_each(
                 "coefficients": kept.to_dict(orient="records"),
                 "scoring": scoring_notes(hypothesis),
             }
-        reply = await sci.ask(
-            step,
-            PredictionReply,
-            subject=cid,
-            treatments=treatment_texts(hypothesis, rows.loc[cid]),
-            **context,
-            **extra,
-        )
+        health.steps += 1
+        try:
+            reply = await sci.ask(
+                step,
+                PredictionReply,
+                subject=cid,
+                treatments=treatment_texts(hypothesis, rows.loc[cid]),
+                **context,
+                **extra,
+            )
+        except ParseFailure as exc:
+            health.note_failure("parse_failures", exc.raw)
+            return float("nan")
         return reply.prediction
 
     values = await asyncio.gather(*(one(cid) for cid in rows.index))
@@ -308,9 +325,15 @@ async def _ask_each(
 
 
 async def _predict_beta(
-    sci: Scientist, hypothesis: Hypothesis, rows: pd.DataFrame, fit: PathEstimates, alpha: float
+    sci: Scientist,
+    hypothesis: Hypothesis,
+    rows: pd.DataFrame,
+    fit: PathEstimates,
+    alpha: float,
+    health: UnitHealth,
 ) -> tuple[list[dict[str, Any]], dict[str, float | None]]:
-    """Ask for every path's coefficient and significance; compare with ``fit``."""
+    """Ask for every path's coefficient and significance; compare with ``fit`` (no rows
+    and an empty summary when the reply stayed invalid, counted in ``health``)."""
     from scipy import stats
 
     actual = fit.table[fit.table.op == "~"]
@@ -321,16 +344,21 @@ async def _predict_beta(
         for v in hypothesis.treatments
         if v.type != "nominal"
     }
-    reply = await sci.ask(
-        "predict_beta",
-        beta_schema(labels),
-        hypothesis=hypothesis,
-        n=len(rows),
-        summary=summary,
-        scoring=scoring_notes(hypothesis),
-        alpha=alpha,
-        paths=labels,
-    )
+    health.steps += 1
+    try:
+        reply = await sci.ask(
+            "predict_beta",
+            beta_schema(labels),
+            hypothesis=hypothesis,
+            n=len(rows),
+            summary=summary,
+            scoring=scoring_notes(hypothesis),
+            alpha=alpha,
+            paths=labels,
+        )
+    except ParseFailure as exc:
+        health.note_failure("parse_failures", exc.raw)
+        return [], {}
     guesses = {g.path: g for g in reply.paths}  # type: ignore[attr-defined]
     out = []
     for label, r in zip(labels, actual.itertuples(), strict=True):

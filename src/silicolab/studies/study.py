@@ -52,6 +52,7 @@ async def arun_study(
         write_hypothesis(hypothesis, run.path / HYPOTHESIS_FILE)
     main = await arun_stage(hypothesis, options, run=run, models=models)
     record = _record(hypothesis, options, models, {"main": main})
+    units = list(main.health().units)
     if options.predict and models is not None and main.fit is not None:
         from silicolab.studies.predict import apredict
 
@@ -64,11 +65,12 @@ async def arun_study(
             seed=options.seed,
         )
         record["predictions"] = predictions.to_dict()
+        units.append(predictions.health)
     if options.follow_on and models is not None and main.fit is not None:
         record["follow_on"] = await _follow_on(hypothesis, options, run, models, main)
     if models is not None:
         record["llm_ledger"] = models.ledgers()
-    health = RunHealth.of([*main.health().units, *_follow_on_health(record.get("follow_on"))])
+    health = RunHealth.of([*units, *_follow_on_health(record.get("follow_on"))])
     record["health"] = health.to_dict()
     main.table.to_csv(run.path / "data.csv", index=False)
     atomic_write_text(

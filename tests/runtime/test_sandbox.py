@@ -280,12 +280,15 @@ async def test_cancelling_arun_python_kills_the_child():
 
 
 def _is_sandbox_busy_loop(pid: str) -> bool:
+    """A live sandbox child of this test process (other processes' sandboxes, e.g. another
+    test run on the machine, are not ours to count)."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        state = Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[0]
-    except (OSError, IndexError):
+        state, ppid = Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[:2]
+    except (OSError, ValueError):
         return False
-    return b"sandbox_boot.py" in cmdline and b"silicolab-sandbox-" in cmdline and state != b"Z"
+    booted = b"sandbox_boot.py" in cmdline and b"silicolab-sandbox-" in cmdline
+    return booted and int(ppid) == os.getpid() and state != b"Z"
 
 
 @pytest.mark.parametrize(

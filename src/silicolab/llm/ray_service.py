@@ -15,9 +15,11 @@ does not travel as it is: :meth:`MeteredModel.__reduce_ex__` calls :func:`ship`,
   slot, correct the token budget, store the answer, count it). Two round trips per call
   that reaches the server, one per cache hit.
 
-When the batch ends the service's ledger is added to the driver's model's ledger, so
-``model.ledger.summary()`` counts the calls of every worker, and the actor is stopped. A
-slot whose worker died mid-call is reclaimed after ``lease_s`` seconds.
+When a batch ends the calls the service counted are moved to the driver's model's ledger,
+so ``model.ledger.summary()`` counts the calls of every worker; the service stays with
+the model for its next batches (its per-minute budgets carry over, as locally) and Ray
+stops it with the model or the driver. A slot whose worker died mid-call is reclaimed
+after ``lease_s`` seconds.
 """
 
 from __future__ import annotations
@@ -148,6 +150,12 @@ class LLMService:
         if future is not None and not future.done():
             future.set_result(completion)
 
+    async def drain(self) -> dict[str, Any]:
+        """The ledger's summary since the last drain, which starts a new one."""
+        summary = self.ledger.summary()
+        self.ledger.reset()
+        return summary
+
     async def summary(self) -> dict[str, Any]:
         """The ledger's summary, plus the most slots ever held at once."""
         max_held = self.slots.max_held if self.slots is not None else None
@@ -217,8 +225,24 @@ def _rebuild(transport: LanguageModel, service: Any, prices: Prices, tokens: boo
 
 
 def _start(model: MeteredModel, session: RemoteSession) -> Any:
-    """Start ``model``'s service on the driver's node; when the batch ends, add its ledger
-    to ``model.ledger`` and stop it."""
+    """``model``'s service on the driver's node, started on first use and kept on the
+    model for its later batches (Ray stops it with the model or the driver); when a batch
+    ends, the calls it counted are moved to ``model.ledger``."""
+    import ray
+
+    job = ray.get_runtime_context().get_job_id()
+    kept = getattr(model, "_ray_service", None)
+    actor = kept[1] if kept is not None and kept[0] == job else _new_service(model, session)
+    model._ray_service = (job, actor)  # type: ignore[attr-defined]
+
+    def close() -> None:
+        model.ledger.absorb(ray.get(actor.drain.remote()))
+
+    session.on_close(close)
+    return actor
+
+
+def _new_service(model: MeteredModel, session: RemoteSession) -> Any:
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -231,7 +255,7 @@ def _start(model: MeteredModel, session: RemoteSession) -> Any:
         "prices": model.ledger.prices,
     }
     here = ray.get_runtime_context().get_node_id()
-    actor = (
+    return (
         ray.remote(LLMService)
         .options(
             name=f"{session.name}-llm-{id(model):x}",
@@ -242,17 +266,6 @@ def _start(model: MeteredModel, session: RemoteSession) -> Any:
         )
         .remote(**config)
     )
-
-    def close() -> None:
-        try:
-            summary = ray.get(actor.summary.remote())
-            summary.pop("max_concurrent_calls", None)
-            model.ledger.absorb(summary)
-        finally:
-            ray.kill(actor)
-
-    session.on_close(close)
-    return actor
 
 
 def _per_minute(limited: LimitedModel | None, bucket: str) -> float | None:

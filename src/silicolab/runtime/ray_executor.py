@@ -43,6 +43,8 @@ INSTALL_HINT = "--executor ray needs Ray: install silicolab[ray] (pip install 's
 CONNECT_TIMEOUT_S = 5.0
 #: Functions already deserialized in this worker process, by object id (one per batch).
 _FUNCTIONS: dict[str, Any] = {}
+#: The driver's unit runners, by job, nodes and options (reused by later batches).
+_RUNNERS: dict[tuple[Any, ...], list[Any]] = {}
 
 
 def import_ray() -> Any:
@@ -127,9 +129,12 @@ class UnitRunner:
         self._functions: dict[str, Any] = {}
 
     async def run(self, box: list[Any], item: Any) -> Any:
-        """``fn(item)`` awaited; the batch's function is deserialized on first use."""
+        """``fn(item)`` awaited; the batch's function is deserialized on first use (the
+        last few batches' functions are kept: a runner serves every batch of its driver)."""
         key = box[0].hex()
         if key not in self._functions:
+            while len(self._functions) >= 4:
+                self._functions.pop(next(iter(self._functions)))
             self._functions[key] = await box[0]
         value = self._functions[key](item)
         return await value if inspect.isawaitable(value) else value
@@ -210,20 +215,24 @@ class RayExecutor(Executor):
                     with contextlib.suppress(Exception):
                         ray.cancel(ref, force=batch.task is not None)
                 raise
-            finally:
-                for runner in batch.runners:
-                    with contextlib.suppress(Exception):
-                        ray.kill(runner, no_restart=True)
         finally:
             await asyncio.to_thread(remote.close)
 
     def _start_runners(self, ray: Any, batch: _Batch, remote: RemoteSession) -> None:
-        """One unit runner per alive node (at most ``concurrency``), sharing the units."""
+        """One unit runner per alive node (at most ``concurrency``), sharing the units.
+        Runners are kept for the later batches of this driver (Ray stops them with it):
+        starting one costs a worker process, about a second."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")] or [None]
         nodes = nodes[: self.concurrency]
         per_runner = math.ceil(self.concurrency / len(nodes))
+        job = ray.get_runtime_context().get_job_id()
+        key = (job, tuple(nodes), per_runner, self.max_retries, repr(remote.runtime_env))
+        if key in _RUNNERS:
+            batch.runners = _RUNNERS[key]
+            batch.load = [0] * len(batch.runners)
+            return
         actor = ray.remote(UnitRunner)
         for node in nodes:
             strategy = None if node is None else NodeAffinitySchedulingStrategy(node, soft=True)
@@ -238,6 +247,7 @@ class RayExecutor(Executor):
                 ).remote()
             )
         batch.load = [0] * len(batch.runners)
+        _RUNNERS[key] = batch.runners
 
     async def _call(self, fn: Callable[[Any], Any], item: Any, session: _Batch) -> Any:
         import ray

@@ -18,6 +18,7 @@ from silicolab.llm.types import Completion, Usage
 from silicolab.runtime import ExecutorChoice
 from silicolab.runtime.choice import LOCAL
 from silicolab.runtime.executor import AsyncExecutor, ProcessExecutor
+from tests.scale.conftest import require_ray
 
 
 def _closed_port() -> int:
@@ -58,7 +59,7 @@ def test_cli_without_ray_prints_one_line_and_exits_2(tmp_path: Any) -> None:
 
 
 def test_cli_with_an_unreachable_cluster_prints_one_line_and_exits_2(tmp_path: Any) -> None:
-    pytest.importorskip("ray", reason="ray is not installed")
+    require_ray()
     address = f"127.0.0.1:{_closed_port()}"
     args = ["study", "run", "auction", "--subjects", "rule", "--conditions", "2", "--yes"]
     result = _cli(

@@ -82,6 +82,15 @@ def test_ledger_absorbs_another_ledgers_summary() -> None:
     assert total["by_tag"]["a"]["calls"] == 2 and total["by_tag"]["b"]["cache_hits"] == 1
 
 
+def test_a_slot_lease_outlasts_any_call_with_its_retries() -> None:
+    from silicolab.llm import load_model
+    from silicolab.llm.ray_service import DEFAULT_LEASE_S, _layers, lease_for
+
+    model = load_model("openai:m", base_url="http://127.0.0.1:9/v1", timeout_s=10, max_retries=2)
+    assert lease_for(_layers(model)[2]) == 2 * (3 * 10 + 2 * 60)  # 3 attempts, 2 waits
+    assert lease_for(_layers(load_model("scripted"))[2]) == DEFAULT_LEASE_S  # no timeout
+
+
 def test_service_limits_caches_counts_and_reclaims_dead_slots(tmp_path: Any) -> None:
     async def scenario() -> None:
         service = LLMService(

@@ -19,7 +19,8 @@ When a batch ends the calls the service counted are moved to the driver's model'
 so ``model.ledger.summary()`` counts the calls of every worker; the service stays with
 the model for its next batches (its per-minute budgets carry over, as locally) and Ray
 stops it with the model or the driver. A slot whose worker died mid-call is reclaimed
-after ``lease_s`` seconds.
+after ``lease_s`` seconds: twice the longest a call can last with its retries
+(:func:`lease_for`; 22 min for a 60 s timeout and 5 retries of at most 60 s waits).
 """
 
 from __future__ import annotations
@@ -39,8 +40,19 @@ from silicolab.llm.limits import LimitedModel, TokenBucket
 from silicolab.llm.types import Completion, Request
 
 #: How long a concurrency slot may be held before the service takes it back (its worker
-#: is presumed dead); longer than any call with its retries.
+#: is presumed dead), when the model does not say how long its longest call can take.
 DEFAULT_LEASE_S = 1800.0
+
+
+def lease_for(transport: LanguageModel) -> float:
+    """Twice the longest a call through ``transport`` (retry layer and backend) can hold
+    its slot: every attempt timing out, every retry waiting the longest backoff."""
+    retries = getattr(transport, "max_retries", None)
+    timeout = getattr(transport, "timeout_s", None)
+    if not isinstance(retries, int) or not isinstance(timeout, int | float):
+        return DEFAULT_LEASE_S
+    wait = max(getattr(transport, "max_wait_s", 0.0), getattr(transport, "max_backoff_s", 0.0))
+    return 2.0 * ((retries + 1) * timeout + retries * wait)
 
 
 class _Slots:
@@ -246,8 +258,9 @@ def _new_service(model: MeteredModel, session: RemoteSession) -> Any:
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    cache, limited, _ = _layers(model)
+    cache, limited, transport = _layers(model)
     config = {
+        "lease_s": lease_for(transport),
         "cache_path": None if cache is None else str(cache.path.resolve()),
         "max_concurrency": None if limited is None else limited.max_concurrency,
         "requests_per_minute": _per_minute(limited, "_requests"),

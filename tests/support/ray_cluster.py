@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -64,7 +65,11 @@ def local_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[Cluster]:
                 f"--temp-dir={scratch / 'ray'}", "--disable-usage-stats", *node)  # fmt: skip
         for _ in range(nodes - 1):
             ray_cmd("start", f"--address={address}", "--disable-usage-stats", *node)
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         ray.init(address=address, log_to_driver=False, configure_logging=False)
+        for sig, handler in handlers.items():  # Ray's would outlive the cluster's users
+            if handler is not None:
+                signal.signal(sig, handler)
         deadline = time.monotonic() + 60
         while sum(n["Alive"] for n in ray.nodes()) < nodes and time.monotonic() < deadline:
             time.sleep(0.5)

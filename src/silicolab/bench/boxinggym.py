@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 
 from silicolab.bench.harness import (
+    LOCAL,
+    ExecutorChoice,
     arun_episode_groups,
     offline_twin,
     play_episode,
@@ -195,6 +197,7 @@ class BoxingGymBench:
     communicate: bool = False
     options: tuple[tuple[str, Any], ...] = ()
     jobs: int = 2
+    executor: ExecutorChoice = LOCAL
 
     def __post_init__(self) -> None:
         from silicolab.envs import check_fidelity

@@ -22,6 +22,8 @@ from typing import Any
 import pandas as pd
 
 from silicolab.bench.harness import (
+    LOCAL,
+    ExecutorChoice,
     arun_episode_groups,
     mean,
     offline_twin,
@@ -204,7 +206,7 @@ COMPARED = {
 class CausaLabBench:
     """What to run: ``agent`` (reference, random or llm) on the first ``episodes`` graphs
     of each suite, with the lab's ``fidelity`` and ``seed``; ``verify`` applies to the LLM
-    scientist; ``jobs`` episodes run in parallel. Validated on construction."""
+    scientist; ``jobs`` episodes run in parallel, on ``executor``. Validated on construction."""
 
     suites: tuple[str, ...]
     agent: str = "reference"
@@ -213,6 +215,7 @@ class CausaLabBench:
     fidelity: str = "fixed"
     seed: int = 0
     jobs: int = 8
+    executor: ExecutorChoice = LOCAL
 
     def __post_init__(self) -> None:
         from silicolab.envs import check_fidelity

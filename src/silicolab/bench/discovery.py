@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from silicolab.bench.harness import arun_units, positive_int, sync
+from silicolab.bench.harness import LOCAL, ExecutorChoice, arun_units, positive_int, sync
 from silicolab.core.errors import InputError
 from silicolab.runs.health import RunHealth, UnitHealth
 from silicolab.runtime.base import EventLog
@@ -188,6 +188,7 @@ class DiscoveryBench:
     methods: tuple[str, ...]
     datasets: tuple[str, ...] = DATASETS
     jobs: int = 1
+    executor: ExecutorChoice = LOCAL
     method_params: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
 
     def __post_init__(self) -> None:
@@ -213,11 +214,14 @@ class DiscoveryBench:
         *,
         jobs: int = 1,
         method_params: Mapping[str, Mapping[str, Any]] | None = None,
+        executor: ExecutorChoice = LOCAL,
     ) -> DiscoveryBench:
         params = tuple(
             sorted((m, tuple(sorted(p.items()))) for m, p in (method_params or {}).items())
         )
-        return cls(methods=methods, datasets=datasets, jobs=jobs, method_params=params)  # type: ignore[arg-type]
+        return cls(
+            methods=methods, datasets=datasets, jobs=jobs, method_params=params, executor=executor
+        )  # type: ignore[arg-type]
 
     def params(self, method: str) -> dict[str, Any]:
         return dict(dict(self.method_params).get(method, ()))
@@ -309,6 +313,7 @@ async def arun_discovery(
             jobs=bench.jobs,
             run=run,
             process=run_statistical_unit,
+            executor=bench.executor,
         )
         rows += _collect(results, stat, "")
     if llm:
@@ -318,6 +323,7 @@ async def arun_discovery(
             key=lambda u: f"{u.method}[{label}]/{u.dataset}",
             jobs=bench.jobs,
             run=run,
+            executor=bench.executor,
         )
         rows += _collect(results, llm, label)
         health = [_llm_health(r) for r in results]

@@ -22,6 +22,8 @@ from typing import Any
 import pandas as pd
 
 from silicolab.bench.harness import (
+    LOCAL,
+    ExecutorChoice,
     arun_episode_groups,
     mean,
     offline_twin,
@@ -37,7 +39,7 @@ from silicolab.runtime.base import EventLog
 class EpisodesBench:
     """What to run: scientist ``agent`` on each environment id of ``envs`` for each of
     ``seeds`` (``env_options`` go to ``make``, ``options`` to the scientist, as sorted
-    pairs); ``jobs`` episodes at a time. Validated on construction."""
+    pairs); ``jobs`` episodes at a time, on ``executor``. Validated on construction."""
 
     envs: tuple[str, ...]
     agent: str = "reference"
@@ -45,6 +47,7 @@ class EpisodesBench:
     env_options: tuple[tuple[str, Any], ...] = ()
     options: tuple[tuple[str, Any], ...] = ()
     jobs: int = 1
+    executor: ExecutorChoice = LOCAL
 
     def __post_init__(self) -> None:
         from silicolab.scientists import family_of

@@ -3,7 +3,8 @@
 Every bench (discovery, CausaLab, BoxingGym, any environment family) is a frozen, typed
 spec object whose ``units()`` are frozen, picklable units of work carrying the spec. This
 module runs them: :func:`arun_units` picks the executor (a process pool for CPU-bound units
-when ``jobs > 1``, the event loop otherwise), appends every finished unit to the run's
+when ``jobs > 1``, the event loop otherwise, or a Ray cluster when the spec's ``executor``
+says so: :class:`~silicolab.runtime.ExecutorChoice`), appends every finished unit to the run's
 ``events.jsonl`` (a rerun skips it: resume) and records failures instead of stopping;
 :func:`run_health` turns the results into a :class:`~silicolab.runs.RunHealth`;
 :func:`arun_episode_groups` does both for the episode benches and splits their results into
@@ -23,7 +24,7 @@ from typing import Any
 from silicolab.core.errors import InputError
 from silicolab.llm.base import run_sync
 from silicolab.runs.health import RunHealth, UnitHealth
-from silicolab.runtime import AsyncExecutor, ProcessExecutor
+from silicolab.runtime import LOCAL, AsyncExecutor, ExecutorChoice, ProcessExecutor
 from silicolab.runtime.base import EventLog, UnitResult
 
 
@@ -41,6 +42,7 @@ async def arun_units(
     process: Callable[[Any], Any] | None = None,
     description: str = "",
     events: bool = False,
+    executor: ExecutorChoice = LOCAL,
 ) -> list[UnitResult]:
     """Run ``play(unit)`` (sync or async) for every unit, in order of ``units``.
 
@@ -49,12 +51,18 @@ async def arun_units(
     time on the event loop (one at a time when a process twin exists: they are CPU-bound).
     A unit's value is stored as ``{"value": value}``, or, with ``events``, as the event
     data itself (a dict, such as :meth:`~silicolab.scientists.EpisodeRecord.to_event`).
+    On Ray (``executor.kind == "ray"``) the process twin runs as Ray tasks, ``play`` on the
+    cluster's unit runners, ``jobs`` units in flight either way.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InputError(f"jobs must be a positive integer, got {jobs!r}")
     convert: dict[str, Any] = {"key": key, "run": run, "on_error": "record"}
     if events:
         convert.update(to_event=_identity, from_event=_identity)
+    if executor.kind != "local":
+        cpu_bound = process is not None
+        remote = executor.make(jobs, cpu_bound=cpu_bound, description=description)
+        return await remote.amap(process if cpu_bound else play, units, **convert)
     if process is not None and jobs > 1 and len(units) > 1:
         executor: Any = ProcessExecutor(jobs, description=description)
         return await executor.amap(process, units, **convert)
@@ -106,6 +114,7 @@ async def arun_episode_groups(
         events=True,
         process=offline,
         description=description,
+        executor=bench.executor,
     )
     health_of = functools.partial(episode_health, model_errors=offline is None)
     by_key: dict[Any, list[UnitResult]] = {}
@@ -191,7 +200,9 @@ def positive_int(value: Any, name: str) -> int:
 
 
 __all__ = [
+    "LOCAL",
     "EpisodeGroup",
+    "ExecutorChoice",
     "arun_episode_groups",
     "arun_units",
     "episode_health",

@@ -164,7 +164,12 @@ def _show_finished(
 
 
 def run_bench_discovery(
-    *, settings: dict[str, Any], connection: Connection, jobs: int, **flow: Any
+    *,
+    settings: dict[str, Any],
+    connection: Connection,
+    jobs: int,
+    executor: Any,
+    **flow: Any,
 ) -> dict[str, Any]:
     """Causal discovery on the SCP/MAC datasets (settings: methods, datasets, model)."""
 
@@ -191,7 +196,7 @@ def run_bench_discovery(
 
         methods = split_list(s["methods"], "methods")
         datasets = DATASETS if s["datasets"] == "all" else split_list(s["datasets"], "datasets")
-        bench = DiscoveryBench.build(methods, datasets, jobs=jobs)
+        bench = DiscoveryBench.build(methods, datasets, jobs=jobs, executor=executor)
         llm = any(m in registry.available("llm") for m in methods)
         model = connection.model("scientist", s["model"]) if llm else None
         table = sync(arun_discovery(bench, model=model, run=run), twin="arun_discovery")
@@ -231,7 +236,12 @@ def expand_suites(value: str) -> list[str]:
 
 
 def run_bench_causalab(
-    *, settings: dict[str, Any], connection: Connection, jobs: int, **flow: Any
+    *,
+    settings: dict[str, Any],
+    connection: Connection,
+    jobs: int,
+    executor: Any,
+    **flow: Any,
 ) -> dict[str, Any]:
     """The CausaLab crystal lab (settings: suite, agent, model, episodes, verify,
     fidelity, seed), beside the paper's numbers."""
@@ -260,6 +270,7 @@ def run_bench_causalab(
             fidelity=s["fidelity"],
             seed=s["seed"],
             jobs=jobs,
+            executor=executor,
         )
         model = connection.model("scientist", s["model"]) if s["agent"] == "llm" else None
         table = sync(arun_causalab(bench, model=model, run=run), twin="arun_causalab")
@@ -292,7 +303,12 @@ def boxinggym_pairs(value: str) -> Any:
 
 
 def run_bench_boxinggym(
-    *, settings: dict[str, Any], connection: Connection, jobs: int, **flow: Any
+    *,
+    settings: dict[str, Any],
+    connection: Connection,
+    jobs: int,
+    executor: Any,
+    **flow: Any,
 ) -> dict[str, Any]:
     """BoxingGym (settings: env, agent, model, seeds, prior, communicate,
     participant_model, fidelity), beside the paper's Tables 1-3."""
@@ -320,6 +336,7 @@ def run_bench_boxinggym(
             communicate=s["communicate"],
             fidelity=s["fidelity"],
             jobs=jobs,
+            executor=executor,
         )
         scientist = connection.model("scientist", s["model"]) if s["agent"] == "llm" else None
         participant = s["participant_model"]
@@ -336,7 +353,12 @@ def run_bench_boxinggym(
 
 
 def run_bench_episodes(
-    *, settings: dict[str, Any], connection: Connection, jobs: int, **flow: Any
+    *,
+    settings: dict[str, Any],
+    connection: Connection,
+    jobs: int,
+    executor: Any,
+    **flow: Any,
 ) -> dict[str, Any]:
     """Any registered environment family (settings: env, agent, model, seeds)."""
     settings["agent"] = agent_name(settings["agent"], "reference, random or llm")
@@ -358,6 +380,7 @@ def run_bench_episodes(
             agent=s["agent"],
             seeds=tuple(range(1, s["seeds"] + 1)),
             jobs=jobs,
+            executor=executor,
         )
         model = connection.model("scientist", s["model"]) if s["agent"] == "llm" else None
         table = sync(arun_episodes(bench, model=model, run=run), twin="arun_episodes")

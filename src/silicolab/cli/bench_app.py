@@ -16,10 +16,12 @@ import typer
 from silicolab.cli.common import (
     BaseUrlOpt,
     ConfigOpt,
+    ExecutorOpt,
     JsonOpt,
     KeyEnvOpt,
     LatestResumeOpt,
     ModelOpt,
+    RayAddressOpt,
     RunsDirOpt,
 )
 
@@ -40,6 +42,8 @@ def bench_discovery(
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
     jobs: Annotated[int, typer.Option(min=1, help="Units run concurrently.")] = 2,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
     resume: LatestResumeOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
@@ -75,6 +79,8 @@ def bench_causalab(
     api_key_env: KeyEnvOpt = None,
     episodes: Annotated[int, typer.Option(min=1, max=50, help="Graphs per suite.")] = 50,
     jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 8,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
     verify: Annotated[
         str, typer.Option(help="LLM verification: none, per_step or before_commit.")
     ] = "none",
@@ -136,6 +142,8 @@ def bench_boxinggym(
         ),
     ] = None,
     jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 2,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
     fidelity: Annotated[
         str, typer.Option(help="fixed (bugs fixed) or faithful (as published).")
     ] = "fixed",
@@ -168,6 +176,8 @@ def bench_episodes(
     api_key_env: KeyEnvOpt = None,
     seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per environment.")] = 3,
     jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 1,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
     resume: LatestResumeOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
@@ -193,12 +203,17 @@ def _bench_flow(
     runs_dir: Path | None,
     json_out: bool,
 ) -> dict[str, Any]:
-    """The options every bench command passes on, with the names the user typed."""
+    """The options every bench command passes on, with the names the user typed; the
+    executor (``--executor``, ``--ray-address``) is checked before any run directory exists
+    and, like ``--jobs``, is not a stored setting: it changes how units run, not results."""
     from silicolab.cli.bench import Connection, typed_options
+    from silicolab.runtime.choice import ExecutorChoice
 
+    executor = ExecutorChoice(ctx.params["executor"], ctx.params["ray_address"]).check()
     return {
         "connection": Connection(config, base_url, api_key_env),
         "jobs": jobs,
+        "executor": executor,
         "explicit": typed_options(ctx),
         "resume": resume,
         "runs_dir": runs_dir,

@@ -39,14 +39,31 @@ ResumeOpt = Annotated[
     ),
 ]
 LatestResumeOpt = Annotated[bool, typer.Option("--resume", help="Finish the latest run.")]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="Where units run: local (this machine) or ray (a Ray cluster; docs/scale.md).",
+    ),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="The Ray cluster to join, HOST:PORT (default: the one 'ray start --head' "
+        "started on this machine).",
+    ),
+]
 
 __all__ = [
     "BaseUrlOpt",
     "ConfigOpt",
+    "ExecutorOpt",
     "JsonOpt",
     "KeyEnvOpt",
     "LatestResumeOpt",
     "ModelOpt",
+    "RayAddressOpt",
     "ResumeOpt",
     "RunsDirOpt",
 ]

@@ -115,8 +115,11 @@ def run_study_command(
     runs_dir: Path | None,
     config: Path | None,
     json_out: bool,
+    executor: Any = None,
 ) -> dict[str, Any]:
-    """``study run``: plan, confirm, run (or resume) the study and print its summary."""
+    """``study run``: plan, confirm, run (or resume) the study and print its summary;
+    ``executor`` (an :class:`~silicolab.runtime.ExecutorChoice`, default local) says where
+    the conditions run."""
     from silicolab.llm.base import run_sync
     from silicolab.report.study_report import study_report
     from silicolab.runs import DEGRADED_EXIT, open_run
@@ -160,7 +163,8 @@ def run_study_command(
     if run is None:
         run, _ = open_run(root, "study", settings=settings, slug=hypothesis.name)
     with run:
-        record = run_sync(arun_study(hypothesis, options, run=run, models=models))
+        kind = {} if executor is None else {"executor": executor}
+        record = run_sync(arun_study(hypothesis, options, run=run, models=models, **kind))
         run.write_report(study_report(record))
     summary = {"run_dir": str(run.path.resolve()), "status": run.status, "plan": plan.to_dict()}
     summary.update(_summary_figures(record))

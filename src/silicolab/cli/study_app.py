@@ -13,7 +13,14 @@ from typing import Annotated
 
 import typer
 
-from silicolab.cli.common import ConfigOpt, JsonOpt, ResumeOpt, RunsDirOpt
+from silicolab.cli.common import (
+    ConfigOpt,
+    ExecutorOpt,
+    JsonOpt,
+    RayAddressOpt,
+    ResumeOpt,
+    RunsDirOpt,
+)
 from silicolab.core.errors import InputError
 
 study_app = typer.Typer(
@@ -171,6 +178,8 @@ def run(
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Run a study: every condition as a conversation, the survey, the fitted SCM.
 
@@ -180,6 +189,7 @@ def run(
     """
     from silicolab.cli.options import explicit_options
     from silicolab.cli.study import run_study_command, study_settings
+    from silicolab.runtime.choice import ExecutorChoice
 
     settings, explicit = study_settings(ctx.params, explicit_options(ctx))
     if resume and (example is not None or hypothesis is not None):
@@ -188,6 +198,7 @@ def run(
         example=example, hypothesis_file=hypothesis, settings=settings, explicit=explicit,
         resume=resume, yes=yes, max_cost=max_cost, model=model, base_url=base_url,
         runs_dir=runs_dir, config=config, json_out=json_out,
+        executor=ExecutorChoice(executor, ray_address).check(),
     )  # fmt: skip
 
 

@@ -203,6 +203,10 @@ class PerLoop(Generic[T]):
             self._value, self._loop_id = self._factory(), loop_id
         return self._value
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (a pickle sent to another process) starts without the loop-bound object.
+        return {"_factory": self._factory, "_loop_id": None, "_value": None}
+
     def take(self) -> T | None:
         """Remove and return the current object (for closing), if any."""
         value, self._value, self._loop_id = self._value, None, None

@@ -114,6 +114,16 @@ class Ledger:
             out["by_tag"] = {tag: t.as_dict() for tag, t in sorted(self._by_tag.items())}
         return out
 
+    def absorb(self, summary: Mapping[str, Any]) -> None:
+        """Add another ledger's :meth:`summary` (e.g. a cluster's workers') to this one."""
+        with self._lock:
+            for tally, numbers in [
+                (self._total, summary),
+                *((self._by_tag.setdefault(t, _Tally()), n) for t, n in summary["by_tag"].items()),
+            ]:
+                for name in _Tally.__dataclass_fields__:
+                    setattr(tally, name, getattr(tally, name) + numbers.get(name, 0))
+
     def reset(self) -> None:
         with self._lock:
             self._total = _Tally()
@@ -130,6 +140,18 @@ class MeteredModel(ModelWrapper):
     @property
     def ledger(self) -> Ledger:
         return self._ledger
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # Shipped to a cluster's workers, the model becomes a client of services the
+        # driver owns, so limits, cache and ledger stay global (silicolab.llm.ray_service).
+        from silicolab.core.remote import current_session
+
+        session = current_session()
+        if session is None:
+            return super().__reduce_ex__(protocol)
+        from silicolab.llm.ray_service import ship
+
+        return ship(self, session)
 
     async def acomplete(self, request: Request) -> Completion:
         try:

@@ -7,14 +7,14 @@ event written the moment a unit finishes, the error policy, results in input ord
 the progress bar. A subclass implements only:
 
 * :meth:`Executor._call` — run one unit and return its value (awaitable), and
-* :meth:`Executor._session` — optionally hold a resource (a process pool) for one batch;
-  what it yields is handed to every ``_call`` of that batch, so one executor can run
-  several batches at once.
+* :meth:`Executor._session` — optionally hold a resource (a process pool, a cluster
+  connection and the shipped function) for one batch of ``fn``; what it yields is handed
+  to every ``_call`` of that batch, so one executor can run several batches at once.
 
-A Ray executor would subclass :class:`Executor` the same way: ``_session`` connects to the
-cluster (``ray.init`` if needed) and yields ``ray.remote(fn)``-style handles, and ``_call``
-returns ``await handle.remote(item)`` (Ray object refs are awaitable); resume, events and
-ordering then come for free.
+:class:`~silicolab.runtime.ray_executor.RayExecutor` subclasses :class:`Executor` this way:
+``_session`` connects to the cluster and ships ``fn`` once, and ``_call`` returns ``await
+ref`` for one Ray task (Ray object refs are awaitable); resume, events and ordering come
+from here.
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ class Executor(ABC):
         ``session`` is what :meth:`_session` yielded for this batch."""
 
     @contextlib.asynccontextmanager
-    async def _session(self) -> AsyncIterator[Any]:
-        """Hold per-batch resources (none by default) around the calls of one ``amap``."""
+    async def _session(self, fn: Callable[[Any], Any]) -> AsyncIterator[Any]:
+        """Hold per-batch resources (none by default) around the calls of one ``amap``
+        of ``fn``."""
         yield None
 
     async def amap(
@@ -154,7 +155,7 @@ class Executor(ABC):
         )
         with bar:
             if pending:
-                async with self._session() as session:
+                async with self._session(fn) as session:
                     call = functools.partial(self._call, fn, session=session)
                     await self._drain(call, pending, results, run, to_event, on_error, bar)
         missing = [i for i, r in enumerate(results) if r is None]

@@ -6,7 +6,8 @@
   discovery algorithms); ``fn`` must be picklable, i.e. defined at module top level.
 
 Both share :class:`~silicolab.runtime.base.Executor`, so resume, events, ordering, error
-policy and progress behave identically; a Ray executor can join them the same way.
+policy and progress behave identically; :class:`~silicolab.runtime.ray_executor.RayExecutor`
+(optional extra ``silicolab[ray]``) joins them the same way.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class ProcessExecutor(Executor):
         self.start_method = start_method
 
     @contextlib.asynccontextmanager
-    async def _session(self) -> AsyncIterator[ProcessPoolExecutor]:
+    async def _session(self, fn: Callable[[Any], Any]) -> AsyncIterator[ProcessPoolExecutor]:
         pool = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context(self.start_method),

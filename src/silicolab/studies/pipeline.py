@@ -17,7 +17,7 @@ from typing import Any, Literal
 from silicolab.core.errors import InputError
 from silicolab.llm.base import LanguageModel
 from silicolab.runs import Run, RunHealth
-from silicolab.runtime import AsyncExecutor
+from silicolab.runtime import LOCAL, ExecutorChoice
 from silicolab.studies.conduct import ConditionRun, arun_condition
 from silicolab.studies.data import column_dictionary, na_counts, study_table
 from silicolab.studies.design import Design, make_design
@@ -133,9 +133,11 @@ async def arun_stage(
     models: StudyModels | None,
     prefix: str = "",
     description: str = "conditions",
+    executor: ExecutorChoice = LOCAL,
 ) -> StageResult:
     """Run every condition of ``hypothesis`` (resumably, ``prefix`` keeps a follow-on's
-    units apart from the main ones), then build the data and fit it."""
+    units apart from the main ones) on ``executor`` (not a stored option: it changes
+    where conditions run, not what they give), then build the data and fit it."""
     design = make_design(
         hypothesis,
         conditions=options.conditions,
@@ -144,8 +146,8 @@ async def arun_stage(
     )
     run_one = _condition_runner(hypothesis, options, models)
     jobs = options.jobs if options.subjects == "llm" else 1
-    executor = AsyncExecutor(concurrency=jobs, description=description)
-    results = await executor.amap(
+    runner = executor.make(jobs, cpu_bound=False, description=description)
+    results = await runner.amap(
         run_one,
         design.conditions,
         key=lambda c: prefix + c.id,
@@ -184,12 +186,14 @@ def _condition_runner(
     if models is None:
         raise InputError("LLM subjects need models; pass models= or use subjects='rule'")
 
+    subject, coordinator = models.subject, models.coordinator  # all a condition ships
+
     async def run_one(condition: Any) -> ConditionRun:
         return await arun_condition(
             hypothesis,
             condition,
-            subject_model=models.subject,
-            coordinator_model=models.coordinator,
+            subject_model=subject,
+            coordinator_model=coordinator,
             seed=options.seed,
             statement_tokens=options.statement_tokens,
         )

@@ -21,6 +21,7 @@ from silicolab.core.files import atomic_write_text
 from silicolab.llm.base import run_sync
 from silicolab.runs import Run, RunHealth
 from silicolab.runs.meta import now, timestamp
+from silicolab.runtime import LOCAL, ExecutorChoice
 from silicolab.studies.files import write_hypothesis
 from silicolab.studies.hypothesis import Hypothesis
 from silicolab.studies.pipeline import (
@@ -41,16 +42,17 @@ async def arun_study(
     *,
     run: Run,
     models: StudyModels | None = None,
+    executor: ExecutorChoice = LOCAL,
 ) -> dict[str, Any]:
-    """Run the study in ``run`` and write ``record.json``, ``data.csv`` and its column
-    dictionary ``columns.json`` (the report is
-    rendered from the record by :mod:`silicolab.report.study_report`).
+    """Run the study in ``run`` (its conditions on ``executor``) and write ``record.json``,
+    ``data.csv`` and its column dictionary ``columns.json`` (the report is rendered from
+    the record by :mod:`silicolab.report.study_report`).
 
     Returns the record. The run ends ``degraded`` (see :class:`RunHealth`) when a
     condition's every model step failed; the caller turns that into a nonzero exit."""
     if not (run.path / HYPOTHESIS_FILE).exists():
         write_hypothesis(hypothesis, run.path / HYPOTHESIS_FILE)
-    main = await arun_stage(hypothesis, options, run=run, models=models)
+    main = await arun_stage(hypothesis, options, run=run, models=models, executor=executor)
     record = _record(hypothesis, options, models, {"main": main})
     units = list(main.health().units)
     if options.predict and models is not None and main.fit is not None:
@@ -67,7 +69,7 @@ async def arun_study(
         record["predictions"] = predictions.to_dict()
         units.append(predictions.health)
     if options.follow_on and models is not None and main.fit is not None:
-        record["follow_on"] = await _follow_on(hypothesis, options, run, models, main)
+        record["follow_on"] = await _follow_on(hypothesis, options, run, models, main, executor)
     if models is not None:
         record["llm_ledger"] = models.ledgers()
     health = RunHealth.of([*units, *_follow_on_health(record.get("follow_on"))])
@@ -87,6 +89,7 @@ async def _follow_on(
     run: Run,
     models: StudyModels,
     main: StageResult,
+    executor: ExecutorChoice = LOCAL,
 ) -> dict[str, Any]:
     """Plan the next experiment from the main fit, run it, and compare the two fits."""
     from silicolab.studies.follow_on import afollow_on
@@ -100,6 +103,7 @@ async def _follow_on(
         models=models,
         prefix=FOLLOW_ON_PREFIX,
         description="follow-on conditions",
+        executor=executor,
     )
     out = {"plan": plan.to_dict(), **follow.to_dict()}
     out["comparison"] = _compare(main, follow)

@@ -1,0 +1,184 @@
+"""Benchmark of the Ray executor on a local two-node cluster, and a simulation of the plan.
+
+Run ``.venv/bin/python benchmarks/bench_ray.py [--quick]`` from the repository root. It
+starts a head and a second node on 127.0.0.1 (one CPU each, as ``tests/scale`` does),
+prints what it measures and writes ``benchmarks/results/bench_ray.json``:
+
+1. **CPU-bound units** - 250 reference CausaLab episodes (50 of each main suite) through
+   the process pool (2 workers) and through Ray (2 one-CPU nodes), as the driver's first
+   batch (Ray starts its worker processes) and again (they are up); the ratios of wall
+   times (target within 1.5x) and the overhead per unit, also measured with no-op units.
+2. **LLM-bound units** - 1,000 units of one call each against the fake OpenAI server at
+   200 ms latency, through Ray's unit runners on both nodes with a global limit of 64
+   calls in flight, after a first batch of 128 units has started the runners and the
+   LLM service (its time is shown apart); the ideal is ``ceil(1000 / 64) * 0.2 s``
+   (target within 1.2x), the server's maximum concurrency (must be <= 64) and
+   its request count (must equal the ledger's). Also the round trip to the LLM service.
+3. **The plan in docs/scale.md** - a discrete-event simulation (``simulate_plan``) of a
+   10,000-condition study on 100 nodes against a provider's limits, using the measured
+   service costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import math
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+for _path in (REPO_ROOT / "src", REPO_ROOT):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from benchmarks.ray_plan import Plan, simulate_plan  # noqa: E402
+from tests.support.openai_server import FakeLLMServer  # noqa: E402
+from tests.support.ray_cluster import local_cluster  # noqa: E402
+
+from silicolab.bench.causalab import CausaLabBench, arun_causalab  # noqa: E402
+from silicolab.bench.harness import ExecutorChoice, sync  # noqa: E402
+from silicolab.llm import load_model  # noqa: E402
+from silicolab.runtime import RayExecutor  # noqa: E402
+
+RESULTS = REPO_ROOT / "benchmarks" / "results" / "bench_ray.json"
+SUITES = ("3nodes", "4nodes", "5nodes", "6nodes", "7nodes")
+
+
+def noop(item: int) -> int:
+    """A unit that does nothing: what is left is the executor's overhead."""
+    return item
+
+
+async def one_call(item: int, model: Any) -> str:
+    """An LLM-bound unit: one distinct call."""
+    return (await model.agenerate(f"question {item}", tag="bench")).text
+
+
+def cpu_bound(episodes: int) -> dict[str, Any]:
+    bench = CausaLabBench(suites=SUITES, episodes=episodes, jobs=2)
+    out: dict[str, Any] = {"units": episodes * len(SUITES)}
+    local, ray = ExecutorChoice(), ExecutorChoice("ray")
+    for name, executor in (("pool", local), ("ray", ray), ("ray_warm", ray)):
+        start = time.perf_counter()
+        table = sync(arun_causalab(replace(bench, executor=executor)), twin="arun_causalab")
+        out[f"{name}_s"] = round(time.perf_counter() - start, 3)
+        out[f"{name}_accuracy"] = table.accuracy.tolist()
+    out["ratio"] = round(out["ray_s"] / out["pool_s"], 3)  # the driver's first batch
+    out["warm_ratio"] = round(out["ray_warm_s"] / out["pool_s"], 3)  # workers already up
+    out["overhead_per_unit_ms"] = round((out["ray_s"] - out["pool_s"]) / out["units"] * 1e3, 2)
+    units = 500
+    start = time.perf_counter()
+    RayExecutor(64, progress=False).map(noop, range(units))
+    out["noop_units_per_s"] = round(units / (time.perf_counter() - start), 1)
+    out["same_results"] = out["pool_accuracy"] == out["ray_accuracy"] == out["ray_warm_accuracy"]
+    return out
+
+
+def llm_bound(units: int, limit: int, latency: float) -> dict[str, Any]:
+    out: dict[str, Any] = {"units": units, "limit": limit, "latency_s": latency}
+    with FakeLLMServer(latency_s=latency) as server:
+        model = load_model("openai:fake-model", base_url=server.base_url, max_concurrency=limit)
+        executor = RayExecutor(2 * limit, progress=False)
+        fn = functools.partial(one_call, model=model)
+        start = time.perf_counter()
+        executor.map(fn, range(-2 * limit, 0), key=str)  # starts the runners and the service
+        out["first_batch_s"] = round(time.perf_counter() - start, 3)
+        server.reset_stats()
+        model.ledger.reset()
+        start = time.perf_counter()
+        results = executor.map(fn, range(units), key=str)
+        wall = time.perf_counter() - start
+        stats = server.stats
+        ledger = model.ledger.summary()
+    ideal = math.ceil(units / limit) * latency
+    out.update(wall_s=round(wall, 3), ideal_s=round(ideal, 3), ratio=round(wall / ideal, 3))
+    out.update(server_max_concurrency=stats.max_in_flight, server_requests=stats.ok)
+    out.update(ledger_calls=ledger["calls"], errors=sum(not r.ok for r in results))
+    out.update(service=service_round_trip())
+    return out
+
+
+def service_round_trip(calls: int = 300) -> dict[str, float]:
+    """The LLM service actor's costs: the mean time of a begin+end pair made one after
+    another from the driver (two round trips), the time per message when 2,000 pairs are
+    sent at once (the actor saturated: what one message costs Ray and the service, an
+    upper bound since the sender shares the CPUs), and the service's own Python per pair
+    (in-process, without Ray)."""
+    import ray
+
+    from silicolab.llm.ledger import Prices
+    from silicolab.llm.ray_service import LLMService
+    from silicolab.llm.types import Completion, Usage
+
+    config = {"cache_path": None, "max_concurrency": None, "requests_per_minute": None,
+              "tokens_per_minute": None, "prices": Prices()}  # fmt: skip
+    done = Completion("ok", Usage(10, 2))
+    actor = ray.remote(LLMService).options(num_cpus=0).remote(**config)
+    ray.get(actor.summary.remote())
+
+    async def remote_pairs() -> float:
+        start = time.perf_counter()
+        for i in range(calls):
+            _, lease = await actor.begin.remote(f"k{i}", "t", 0)
+            await actor.end.remote(f"k{i}", "t", lease, 0, done, None)
+        return (time.perf_counter() - start) / calls
+
+    async def saturated(pairs: int = 2000) -> float:
+        start = time.perf_counter()
+        begun = [actor.begin.remote(f"s{i}", "t", 0) for i in range(pairs)]
+        leases = [lease for _, lease in await asyncio.gather(*begun)]
+        ended = [actor.end.remote(f"s{i}", "t", x, 0, done, None) for i, x in enumerate(leases)]
+        await asyncio.gather(*ended)
+        return (time.perf_counter() - start) / (2 * pairs)
+
+    async def local_pairs() -> float:
+        service = LLMService(**config)
+        start = time.perf_counter()
+        for i in range(calls * 10):
+            _, lease = await service.begin(f"k{i}", "t", 0)
+            await service.end(f"k{i}", "t", lease, 0, done, None)
+        return (time.perf_counter() - start) / (calls * 10)
+
+    remote, busy = asyncio.run(remote_pairs()), asyncio.run(saturated())
+    ray.kill(actor)
+    return {
+        "pair_ms": round(remote * 1e3, 3),
+        "saturated_message_ms": round(busy * 1e3, 4),
+        "service_python_pair_ms": round(asyncio.run(local_pairs()) * 1e3, 4),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer units (a smoke run)")
+    args = parser.parse_args()
+    results: dict[str, Any] = {}
+    with local_cluster(nodes=2, cpus=1):
+        results["cpu_bound"] = cpu_bound(10 if args.quick else 50)
+        print("cpu-bound:", json.dumps(results["cpu_bound"]), flush=True)
+        results["llm_bound"] = llm_bound(200 if args.quick else 1000, 64, 0.2)
+        print("llm-bound:", json.dumps(results["llm_bound"]), flush=True)
+    service = results["llm_bound"]["service"]
+    plan = Plan(
+        round_trip_s=service["pair_ms"] / 2e3, service_cpu_s=service["saturated_message_ms"] / 1e3
+    )
+    results["plan"] = simulate_plan(plan)
+    print("plan:", json.dumps(results["plan"]), flush=True)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    llm = results["llm_bound"]
+    ok = (
+        llm["server_max_concurrency"] <= llm["limit"]
+        and llm["server_requests"] == llm["ledger_calls"]
+    )
+    sys.exit(0 if ok and results["cpu_bound"]["same_results"] else 1)
+
+
+if __name__ == "__main__":
+    main()

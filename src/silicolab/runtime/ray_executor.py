@@ -1,0 +1,276 @@
+"""The Ray executor: the same interface as the local executors, on a cluster.
+
+:class:`RayExecutor` subclasses :class:`~silicolab.runtime.base.Executor`, so resume,
+``events.jsonl`` (one event per finished unit, written by the driver as results arrive),
+ordering, the error policy and the progress bar are the local ones. Only *how one call is
+made* differs:
+
+* a plain function runs as a Ray task of ``cpus_per_unit`` CPUs (CPU-bound units:
+  reference scientists, discovery algorithms); a worker process killed mid-unit is
+  retried by Ray up to ``max_retries`` times;
+* a coroutine function runs on **unit runners**, one async actor per node, each with an
+  event loop running its share of the ``concurrency`` units at once (LLM-bound units
+  wait on the network, not on a CPU); a killed runner is restarted and its units are
+  retried (``max_restarts`` / ``max_task_retries``).
+
+The function is serialized once per batch, inside :func:`silicolab.core.remote.shipping`,
+so a language model inside it ships as a worker-side client of services the driver owns
+(one limiter, cache and ledger for the whole cluster: :mod:`silicolab.llm.ray_service`).
+Ray is imported only here, and only when a batch starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import math
+import signal
+import socket
+import threading
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from silicolab.core.errors import InputError
+from silicolab.core.remote import RemoteSession, shipping, worker_runtime_env
+from silicolab.runtime.base import Executor
+
+INSTALL_HINT = "--executor ray needs Ray: install silicolab[ray] (pip install 'silicolab[ray]')"
+#: Seconds to wait for a cluster address to accept a connection before giving up.
+CONNECT_TIMEOUT_S = 5.0
+#: Functions already deserialized in this worker process, by object id (one per batch).
+_FUNCTIONS: dict[str, Any] = {}
+#: The driver's unit runners, by job, nodes and options (reused by later batches).
+_RUNNERS: dict[tuple[Any, ...], list[Any]] = {}
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or an :class:`InputError` saying how to install it."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise InputError(INSTALL_HINT) from exc
+    return ray
+
+
+def connect(ray: Any, address: str | None) -> None:
+    """Join the cluster at ``address`` unless this process already has: ``None`` joins the
+    cluster started on this machine with ``ray start --head`` (or ``RAY_ADDRESS``), else
+    starts a private one. An address nobody answers at is one clear :class:`InputError`
+    within :data:`CONNECT_TIMEOUT_S` (Ray itself would keep retrying for minutes)."""
+    if ray.is_initialized():
+        return
+    if address not in (None, "auto", "local"):
+        probe(address)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = f" at {address}" if address else ""
+        raise InputError(
+            f"cannot reach the Ray cluster{where} ({str(exc).splitlines()[0][:160]}): start "
+            "one with 'ray start --head' or check --ray-address"
+        ) from exc
+    finally:
+        if previous is not None:  # keep the CLI's SIGTERM handling (interrupted + resume hint)
+            signal.signal(signal.SIGTERM, previous)
+
+
+def probe(address: str) -> None:
+    """An :class:`InputError` unless something accepts connections at ``address``."""
+    parts = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host or not port:
+        raise InputError(f"--ray-address {address!r}: write it as HOST:PORT, e.g. 10.0.0.5:6379")
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise InputError(
+            f"cannot reach the Ray cluster at {address} ({exc.strerror or exc}): start one "
+            "with 'ray start --head --port PORT' or check --ray-address"
+        ) from exc
+
+
+def _function(box: list[Any]) -> Any:
+    """The batch's function from its boxed object ref (deserialized once per process)."""
+    import ray
+
+    ref = box[0]
+    key = ref.hex()
+    if key not in _FUNCTIONS:
+        _FUNCTIONS.clear()  # one batch at a time per process: drop the previous function
+        _FUNCTIONS[key] = ray.get(ref)
+    return _FUNCTIONS[key]
+
+
+def run_unit_task(box: list[Any], item: Any) -> Any:
+    """The Ray task of a plain function: ``fn(item)`` (a coroutine is run to its end)."""
+    value = _function(box)(item)
+    if inspect.isawaitable(value):
+        value = asyncio.run(_awaited(value))
+    return value
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+class UnitRunner:
+    """An async actor running coroutine units on its event loop (one per node)."""
+
+    def __init__(self) -> None:
+        self._functions: dict[str, Any] = {}
+
+    async def run(self, box: list[Any], item: Any) -> Any:
+        """``fn(item)`` awaited; the batch's function is deserialized on first use (the
+        last few batches' functions are kept: a runner serves every batch of its driver)."""
+        key = box[0].hex()
+        if key not in self._functions:
+            while len(self._functions) >= 4:
+                self._functions.pop(next(iter(self._functions)))
+            self._functions[key] = await box[0]
+        value = self._functions[key](item)
+        return await value if inspect.isawaitable(value) else value
+
+
+@dataclass
+class _Batch:
+    """What one ``amap`` holds on the cluster: the shipped function, how units are
+    submitted, the runners and their load, and the refs in flight (cancelled on error)."""
+
+    box: list[Any]
+    task: Any = None
+    runners: list[Any] = field(default_factory=list)
+    load: list[int] = field(default_factory=list)
+    inflight: set[Any] = field(default_factory=set)
+
+
+def is_coroutine_function(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` (a function, a partial of one, or a callable object) is async."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - an async __call__ counts too
+    )
+
+
+class RayExecutor(Executor):
+    """Run ``fn(item)`` on a Ray cluster, at most ``concurrency`` units in flight.
+
+    ``address`` is the cluster (``None``: the one started on this machine with ``ray
+    start --head``, or a private one); ``max_retries`` bounds how often a unit whose
+    worker died is run again; ``cpus_per_unit`` is what a plain-function unit reserves.
+    ``fn`` and ``items`` must be serializable (cloudpickle); see the module docstring.
+
+    >>> executor = RayExecutor(8, address="127.0.0.1:6379")  # doctest: +SKIP
+    >>> [r.value for r in executor.map(abs, [-1, -2])]  # doctest: +SKIP
+    [1, 2]
+    """
+
+    def __init__(
+        self,
+        concurrency: int = 64,
+        *,
+        address: str | None = None,
+        max_retries: int = 3,
+        cpus_per_unit: float = 1.0,
+        progress: bool | None = None,
+        description: str = "",
+    ):
+        super().__init__(concurrency, progress=progress, description=description)
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise InputError(f"max_retries must be a non-negative integer, got {max_retries!r}")
+        if not cpus_per_unit > 0:
+            raise InputError(f"cpus_per_unit must be positive, got {cpus_per_unit!r}")
+        self.address = address
+        self.max_retries = max_retries
+        self.cpus_per_unit = cpus_per_unit
+
+    @contextlib.asynccontextmanager
+    async def _session(self, fn: Callable[[Any], Any]) -> AsyncIterator[_Batch]:
+        ray = import_ray()
+        connect(ray, self.address)  # on the main thread: ray.init installs signal handlers
+        remote = RemoteSession(
+            f"silicolab-{uuid.uuid4().hex[:12]}", runtime_env=worker_runtime_env()
+        )
+        try:
+            with shipping(remote):
+                batch = _Batch(box=[ray.put(fn)])
+            if is_coroutine_function(fn):
+                self._start_runners(ray, batch, remote)
+            else:
+                options = {"num_cpus": self.cpus_per_unit, "max_retries": self.max_retries}
+                batch.task = ray.remote(run_unit_task).options(
+                    runtime_env=remote.runtime_env, **options
+                )
+            try:
+                yield batch
+            except BaseException:
+                for ref in list(batch.inflight):
+                    with contextlib.suppress(Exception):
+                        ray.cancel(ref, force=batch.task is not None)
+                raise
+        finally:
+            await asyncio.to_thread(remote.close)
+
+    def _start_runners(self, ray: Any, batch: _Batch, remote: RemoteSession) -> None:
+        """One unit runner per alive node (at most ``concurrency``), sharing the units.
+        Runners are kept for the later batches of this driver (Ray stops them with it):
+        starting one costs a worker process, about a second."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")] or [None]
+        nodes = nodes[: self.concurrency]
+        per_runner = math.ceil(self.concurrency / len(nodes))
+        job = ray.get_runtime_context().get_job_id()
+        key = (job, tuple(nodes), per_runner, self.max_retries, repr(remote.runtime_env))
+        if key in _RUNNERS:
+            batch.runners = _RUNNERS[key]
+            batch.load = [0] * len(batch.runners)
+            return
+        actor = ray.remote(UnitRunner)
+        for node in nodes:
+            strategy = None if node is None else NodeAffinitySchedulingStrategy(node, soft=True)
+            batch.runners.append(
+                actor.options(
+                    num_cpus=0,
+                    max_concurrency=per_runner,
+                    max_restarts=self.max_retries,
+                    max_task_retries=self.max_retries,
+                    scheduling_strategy=strategy,
+                    runtime_env=remote.runtime_env,
+                ).remote()
+            )
+        batch.load = [0] * len(batch.runners)
+        _RUNNERS[key] = batch.runners
+
+    async def _call(self, fn: Callable[[Any], Any], item: Any, session: _Batch) -> Any:
+        import ray
+
+        if session.task is not None:
+            ref = session.task.remote(session.box, item)
+            index = None
+        else:
+            index = min(range(len(session.load)), key=session.load.__getitem__)
+            session.load[index] += 1
+            ref = session.runners[index].run.remote(session.box, item)
+        session.inflight.add(ref)
+        try:
+            return await ref
+        except ray.exceptions.RayTaskError as err:
+            cause = getattr(err, "cause", None)
+            if isinstance(cause, Exception):  # the unit's own error, as it was raised
+                raise cause from None
+            raise
+        finally:
+            session.inflight.discard(ref)
+            if index is not None:
+                session.load[index] -= 1
+
+
+__all__ = ["INSTALL_HINT", "RayExecutor", "connect", "import_ray"]

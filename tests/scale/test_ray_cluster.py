@@ -1,0 +1,160 @@
+"""The Ray executor on a real two-node local cluster (conftest): the same results as the
+local executors, one event per unit however workers die, and one limit, cache and
+ledger for every worker's LLM calls."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from silicolab.bench.boxinggym import run_boxinggym_bench
+from silicolab.bench.causalab import CausaLabBench, arun_causalab
+from silicolab.bench.episodes import EpisodesBench, arun_episodes
+from silicolab.bench.harness import ExecutorChoice, sync
+from silicolab.llm import load_model
+from silicolab.runs import Run
+from silicolab.runtime import AsyncExecutor, RayExecutor
+from tests.scale import units
+
+pytestmark = pytest.mark.ray
+RAY = ExecutorChoice("ray")
+
+
+@pytest.fixture(autouse=True)
+def _ship_test_units(ray_cluster: Any) -> None:
+    """Workers cannot import the tests package: send its unit functions by value."""
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(units)
+
+
+def _events(run: Run) -> list[dict[str, Any]]:
+    lines = run.events_path.read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _without_timing(table: pd.DataFrame) -> pd.DataFrame:
+    timing = [c for c in table.columns if "runtime" in c or "latency" in c]
+    return table.drop(columns=timing).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("unit", [units.square_or_die, units.async_square_or_die])
+def test_a_killed_worker_loses_nothing_and_records_once(unit: Any, tmp_path: Any) -> None:
+    run = Run.create(tmp_path, kind="bench")
+    marker = tmp_path / "killed"
+    items = [(n, str(marker)) for n in range(8)]
+    results = RayExecutor(4, progress=False).map(
+        unit, items, key=lambda i: f"u{i[0]}", run=run, on_error="record"
+    )
+    assert marker.exists()  # unit 3's worker was killed mid-unit, then retried by Ray
+    assert [r.error for r in results] == [None] * 8
+    assert [r.value["square"] for r in results] == [n * n for n in range(8)]
+    events = _events(run)
+    assert sorted(e["unit"] for e in events) == sorted(f"u{n}" for n in range(8))
+    assert {e["status"] for e in events} == {"ok"}
+    again = RayExecutor(4, progress=False).map(unit, items, key=lambda i: f"u{i[0]}", run=run)
+    assert all(r.cached for r in again) and len(_events(run)) == 8  # resume: nothing rerun
+
+
+def test_a_local_run_resumes_on_ray(tmp_path: Any) -> None:
+    run = Run.create(tmp_path, kind="bench")
+    items = [(n, str(tmp_path / "unused")) for n in range(6) if n != 3]
+    AsyncExecutor(2, progress=False).map(units.async_square_or_die, items[:2], run=run, key=str)
+    results = RayExecutor(2, progress=False).map(units.square_or_die, items, run=run, key=str)
+    assert [r.cached for r in results] == [True, True, False, False, False]
+    assert [r.value["square"] for r in results] == [0, 1, 4, 16, 25]
+    assert len(_events(run)) == 5
+
+
+def test_causalab_bench_equals_the_process_pool(tmp_path: Any) -> None:
+    bench = CausaLabBench(suites=("3nodes",), episodes=4, jobs=2)
+    local_run, ray_run = Run.create(tmp_path / "a", kind="b"), Run.create(tmp_path / "b", kind="b")
+    local = sync(arun_causalab(bench, run=local_run), twin="arun_causalab")
+    remote = sync(arun_causalab(replace(bench, executor=RAY), run=ray_run), twin="arun_causalab")
+    pd.testing.assert_frame_equal(_without_timing(local), _without_timing(remote))
+    assert [e["unit"] for e in _events(local_run)] != []
+    assert sorted(e["unit"] for e in _events(ray_run)) == sorted(
+        e["unit"] for e in _events(local_run)
+    )
+
+
+def test_boxinggym_bench_equals_the_process_pool(tmp_path: Any) -> None:
+    small = {"n_candidates": 20, "n_outer": 100, "n_inner": 100, "n_posterior": 300}
+    fast = {"steps": 2, "regret_random": 10, "regret_nmc": (100, 100), "options": small}
+    pairs = [("death_process", "direct")]
+    local = run_boxinggym_bench(pairs, "reference", seeds=2, jobs=2, **fast)
+    remote = run_boxinggym_bench(pairs, "reference", seeds=2, jobs=2, executor=RAY, **fast)
+    pd.testing.assert_frame_equal(_without_timing(local), _without_timing(remote))
+
+
+def test_llm_bench_shares_one_limit_cache_and_ledger(
+    llm_server_factory: Any, tmp_path: Any
+) -> None:
+    server = llm_server_factory(latency_s=0.02)
+
+    def play(executor: ExecutorChoice, cache: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+        model = load_model(
+            "openai:fake-model",
+            base_url=server.base_url,
+            cache_path=tmp_path / cache,
+            max_concurrency=2,
+        )
+        bench = EpisodesBench(envs=("causalab",), agent="llm", seeds=(1, 2), jobs=4)
+        table = sync(arun_episodes(replace(bench, executor=executor), model=model), twin="x")
+        return table, model.ledger.summary()
+
+    local, _ = play(ExecutorChoice(), "local.sqlite")
+    server.reset_stats()
+    remote, ledger = play(RAY, "ray.sqlite")
+    stats = server.stats
+    pd.testing.assert_frame_equal(_without_timing(local), _without_timing(remote))
+    assert ledger["calls"] > 0 and ledger["cache_hits"] == 0 and ledger["errors"] == 0
+    assert stats.ok == stats.requests == ledger["calls"]  # the ledger counts what the server saw
+    assert (stats.prompt_tokens, stats.completion_tokens) == (
+        ledger["input_tokens"],
+        ledger["output_tokens"],
+    )
+    assert 1 <= stats.max_in_flight <= 2  # one limit for both nodes' workers
+    server.reset_stats()
+    again, ledger = play(RAY, "ray.sqlite")  # every worker reads the one cache
+    assert server.stats.requests == 0 and ledger["cache_hits"] == ledger["calls"] > 0
+    pd.testing.assert_frame_equal(_without_timing(local), _without_timing(again))
+
+
+def test_a_killed_driver_resumes_from_the_run_directory(ray_cluster: Any, tmp_path: Any) -> None:
+    code = "import sys; from silicolab.cli.app import main; main(sys.argv[1:])"
+    args = [sys.executable, "-c", code, "bench", "causalab", "--suite", "3nodes,4nodes"]
+    args += ["--episodes", "50", "--jobs", "1", "--runs-dir", str(tmp_path), "--json"]
+    args += ["--executor", "ray", "--ray-address", ray_cluster.address]
+    driver = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 180
+    events: list[Path] = []
+    while time.monotonic() < deadline and driver.poll() is None:
+        events = list(tmp_path.glob("*/events.jsonl"))
+        if events and len(events[0].read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.2)
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.wait(timeout=30)
+    assert events, "the driver recorded no unit before it was killed"
+    before = events[0].read_text().splitlines()
+    assert 3 <= len(before) < 100  # killed mid-run
+    resumed = subprocess.run([*args[:3], *args[3:], "--resume"], capture_output=True, text=True,
+                             timeout=600, check=False)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    after = events[0].read_text().splitlines()
+    assert after[: len(before)] == before  # finished units were kept, not rerun
+    recorded = [json.loads(line) for line in after]
+    assert len({e["unit"] for e in recorded}) == len(recorded) == 100
+    assert json.loads(resumed.stdout)["status"] == "finished"

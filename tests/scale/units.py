@@ -1,0 +1,36 @@
+"""Units of work for the Ray tests, shipped to workers by value (see conftest)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+
+def _die_once(marker: Path) -> None:
+    """Kill this worker process the first time ``marker`` is seen (a crash mid-unit)."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def square_or_die(item: tuple[int, str]) -> dict[str, Any]:
+    """``n * n`` with the worker's pid; unit 3 kills its worker on the first attempt."""
+    n, marker = item
+    if n == 3:
+        _die_once(Path(marker))
+    return {"n": n, "square": n * n, "pid": os.getpid()}
+
+
+async def async_square_or_die(item: tuple[int, str]) -> dict[str, Any]:
+    """The coroutine twin: runs on a unit runner, which unit 3 kills once."""
+    n, marker = item
+    await asyncio.sleep(0.05)
+    if n == 3:
+        _die_once(Path(marker))
+    return {"n": n, "square": n * n, "pid": os.getpid()}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from silicolab.report.html.blocks import Code, Page, Section, Text
+from silicolab.report.html.figures import style
 from silicolab.report.html.page import render_page
 from silicolab.report.html.source import RunSource, pretty
 
@@ -36,7 +37,8 @@ def build_page(path: str | Path, *, save_figures: bool = True) -> Page:
     if module is None:
         return generic_page(src)
     builder = importlib.import_module(f"silicolab.report.html.{module}")
-    return builder.build(src)
+    with style():  # every figure is drawn under the same settings
+        return builder.build(src)
 
 
 def build_report(path: str | Path, *, save_figures: bool = False) -> str:

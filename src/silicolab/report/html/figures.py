@@ -35,19 +35,24 @@ _RC = {
 
 @contextmanager
 def style() -> Iterator[None]:
-    """The figures' matplotlib settings, for the duration of a drawing."""
+    """The figures' matplotlib settings, for the duration of a drawing: matplotlib's
+    defaults plus ours, whatever another library imported in the process changed (so the
+    same run gives the same files in any process)."""
     import matplotlib
 
-    with matplotlib.rc_context(_RC):
+    defaults = {k: v for k, v in matplotlib.rcParamsDefault.items() if k != "backend"}
+    with matplotlib.rc_context({**defaults, **_RC}):
         yield
 
 
-def new_figure(width: float = 6.0, height: float = 3.6) -> Any:
-    """A blank :class:`matplotlib.figure.Figure` (inches), not attached to pyplot."""
+def new_figure(width: float = 6.0, height: float = 3.6, *, constrained: bool = True) -> Any:
+    """A blank :class:`matplotlib.figure.Figure` (inches), not attached to pyplot; laid out
+    by matplotlib's constrained layout unless ``constrained`` is false (fixed margins: the
+    geometry then depends on nothing but the data)."""
     from matplotlib.figure import Figure as MplFigure
 
     with style():
-        return MplFigure(figsize=(width, height), layout="constrained")
+        return MplFigure(figsize=(width, height), layout="constrained" if constrained else None)
 
 
 @dataclass

@@ -9,7 +9,6 @@ are drawn with the layout of the true graph, so they can be compared by eye.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -42,18 +41,17 @@ def layered_layout(nodes: Sequence[str], edges: Iterable[Edge]) -> dict[str, tup
         preds = [layer_of_scc[p] for p in condensed.predecessors(scc)]
         layer_of_scc[scc] = 1 + max(preds) if preds else 0
     mapping = condensed.graph["mapping"]
-    layered = nx.DiGraph()
-    for node in nodes:
-        layered.add_node(node, layer=layer_of_scc[mapping[node]])
-    if len(nodes) == 1:
-        return {nodes[0]: (0.0, 0.0)}
-    pos = nx.multipartite_layout(layered, subset_key="layer", align="vertical", scale=1.0)
-    sizes = Counter(layer_of_scc[mapping[n]] for n in nodes)
+    layers: dict[int, list[str]] = {}
+    for node in nodes:  # given order inside a layer (networkx's layouts iterate sets)
+        layers.setdefault(layer_of_scc[mapping[node]], []).append(node)
+    width = max(1, len(layers) - 1)
     out = {}
-    for n in nodes:  # lone nodes alternate above and below the axis: no collinear chains
-        layer = layer_of_scc[mapping[n]]
-        shift = (0.25 if layer % 2 else -0.25) if sizes[layer] == 1 and len(sizes) > 2 else 0.0
-        out[n] = (float(pos[n][0]), float(pos[n][1]) + shift)
+    for layer, members in layers.items():
+        # lone nodes alternate above and below the axis: no collinear chains
+        shift = (0.25 if layer % 2 else -0.25) if len(members) == 1 and len(layers) > 2 else 0.0
+        for i, node in enumerate(members):
+            y = (len(members) - 1) / 2 - i
+            out[node] = (2.0 * layer / width - 1.0, y / max(1, len(members) - 1) + shift)
     return out
 
 
@@ -158,8 +156,9 @@ def comparison_figure(
     coloured by class (missing true edges dashed on the predicted side)."""
     classes = compare_edges(truth, directed, undirected)
     pos = layered_layout(nodes, truth)
-    fig = new_figure(9.0, 3.6 + 0.25 * max(0, len(nodes) - 4))
+    fig = new_figure(9.0, 3.6 + 0.25 * max(0, len(nodes) - 4), constrained=False)
     left, right = fig.subplots(1, 2)
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.92, bottom=0.1, wspace=0.05)
     styled = [(u, v, kind) for kind, es in classes.items() for u, v in es]
     draw_graph(left, nodes, pos, styled, title=predicted_title)
     draw_graph(right, nodes, pos, [(u, v, "plain") for u, v in truth], title=truth_title)
@@ -172,8 +171,9 @@ def path_diagram(
 ) -> Any:
     """A path diagram: causes to the left of their effects, each arrow labelled."""
     pos = layered_layout(nodes, edges)
-    fig = new_figure(7.0, 1.2 + 0.7 * max(2, len(nodes)))
+    fig = new_figure(7.0, 1.2 + 0.7 * max(2, len(nodes)), constrained=False)
     ax = fig.add_subplot()
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.92, bottom=0.02)
     draw_graph(ax, nodes, pos, [(u, v, "plain") for u, v in edges], labels=labels, title=title)
     return fig
 

@@ -81,8 +81,8 @@ def _grounded(src: RunSource, record: dict[str, Any]) -> list[Any]:
         for ax, (group, lines) in zip(axes, series.items(), strict=True):
             for i, (line, points) in enumerate(sorted(lines.items())):
                 xs, ys = zip(*points, strict=True)
-                ax.step(xs, ys, where="post", label=line, color=PALETTE[i % len(PALETTE)])
-            ax.set(ylabel=group)
+                ax.step(xs, ys, where="post", label=line[:40], color=PALETTE[i % len(PALETTE)])
+            ax.set(ylabel=group[:30])
             ax.legend(fontsize=7, frameon=False, ncols=min(6, len(lines)))
         axes[-1].set_xlabel("step")
         caption = "Grounded variables over the episode's steps (each change as it happened)."

@@ -248,7 +248,10 @@ def _predictions(src: RunSource, record: dict[str, Any]) -> list[Any]:
 def _follow_on(src: RunSource, follow: dict[str, Any]) -> list[Any]:
     plan = follow.get("plan") or {}
     blocks: list[Any] = [Facts([(k, plan.get(k)) for k in ("kept", "dropped", "added")])]
-    blocks += [_decision(d) for d in plan.get("decisions") or []]
+    decisions = plan.get("decisions") or []
+    if decisions:
+        summary = f"The scientist's follow-on decisions ({len(decisions)})"
+        blocks.append(Fold(summary=summary, blocks=[_decision(d) for d in decisions]))
     main = (follow.get("estimation") or {}).get("main") or {}
     title = "The follow-on SCM"
     blocks += _hypothesis(src, follow.get("hypothesis") or {}, main, "follow_on_scm", title)

@@ -21,6 +21,8 @@ COMMANDS: dict[str, list[str]] = {
                "--model", "scripted"],
     "causalab": ["bench", "causalab", "--suite", "3nodes", "--episodes", "2"],
     "boxinggym": ["bench", "boxinggym", "--env", "dugongs", "--seeds", "2", "--agent", "random"],
+    # after the random run: its page compares with the random designer's curve
+    "boxinggym_reference": ["bench", "boxinggym", "--env", "dugongs", "--seeds", "2"],
     "bench_discovery": ["bench", "discovery", "--methods", "pc", "--datasets", "auto_mpg"],
 }  # fmt: skip
 

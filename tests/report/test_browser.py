@@ -81,3 +81,14 @@ def test_a_link_to_a_condition_opens_it(browser: Any, run_dirs: dict[str, Path])
         assert details.get_attribute("open") is not None
         assert details.locator("ol.chat").is_visible()
         _clean(seen)
+
+
+def test_a_missing_browser_skips_locally_and_fails_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.report.browser import skip_or_fail
+
+    monkeypatch.delenv("SILICOLAB_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no Chromium"):
+        skip_or_fail("no Chromium found")
+    monkeypatch.setenv("SILICOLAB_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="SILICOLAB_REQUIRE_BROWSER=1 but no Chromium"):
+        skip_or_fail("no Chromium found")

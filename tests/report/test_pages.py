@@ -159,3 +159,17 @@ def test_bench_discovery_page_shows_the_anchors(run_dirs: dict[str, Path]) -> No
     table = next(b for b in _blocks(page, "results") if isinstance(b, Table))
     assert "published_shd" in table.highlight
     assert table.rows[0]["published_shd"] is not None
+
+
+def test_boxinggym_page_compares_with_the_random_designer(run_dirs: dict[str, Path]) -> None:
+    from silicolab.report.html.boxinggym import budget_curves, random_designer
+    from silicolab.report.html.source import RunSource
+
+    src = RunSource.load(run_dirs["boxinggym_reference"], save_figures=False)
+    source, episodes = random_designer(src)
+    assert source == run_dirs["boxinggym"].name and len(episodes) == 2
+    assert {agent for _, agent in budget_curves(episodes)} == {"random"}
+    page = build_page(run_dirs["boxinggym_reference"], save_figures=False)
+    notes = [b.text for b in _blocks(page, "budgets") if b.kind == "text"]
+    assert notes == [f"The random designer's curves come from the run {source}."]
+    assert random_designer(RunSource.load(run_dirs["boxinggym"], save_figures=False)) == ("", [])

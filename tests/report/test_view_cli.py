@@ -73,6 +73,8 @@ def test_view_serves_the_run_directory_on_localhost(
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+    assert proc.returncode == 0  # SIGTERM stops the server: a plain stop
+    assert proc.stderr.read().strip() == "stopped"
 
 
 def _broken_run(root: Path) -> Run:

@@ -9,6 +9,7 @@ The pages are built by :mod:`silicolab.report.html`.
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -94,9 +95,17 @@ def _serve(page: Path, port: int, *, open_browser: bool, json_out: bool) -> None
         typer.echo(f"serving {url}  (Ctrl-C stops)")
     if open_browser:
         _open(url)
+    # SIGTERM stops the server as Ctrl-C does (a plain stop, not an interrupted run)
+    previous = signal.signal(signal.SIGTERM, _stop)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         typer.echo("stopped", err=True)
     finally:
+        signal.signal(signal.SIGTERM, previous)
         server.server_close()
+
+
+def _stop(signum: int, frame: Any) -> None:
+    del signum, frame
+    raise KeyboardInterrupt

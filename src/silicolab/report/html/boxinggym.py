@@ -22,11 +22,11 @@ def build(src: RunSource) -> Page:
     """The BoxingGym page."""
     record = src.record
     rows = record.get("rows") or []
-    episodes = [e["record"] for e in src.ok_events() if isinstance(e.get("record"), dict)]
+    episodes = _records(src)
     columns = (*BOXINGGYM_COLUMNS, ("after_comm", "after comm."), ("paper_after_comm", "paper"))
     sections = [
         Section("Results", "results", [rows_table(rows, columns, highlight=ANCHORS)]),
-        Section("Error over budgets", "budgets", _budgets(src, episodes)),
+        Section("Error over budgets", "budgets", _budgets(src, episodes, random_designer(src))),
         Section("Episodes", "episodes", _episodes(src, episodes)),
     ]
     sections[0].blocks.extend(health_fold(record.get("health")))
@@ -50,8 +50,43 @@ def budget_curves(episodes: list[dict[str, Any]]) -> dict[tuple[str, str], list[
     return {k: sorted((n, sum(v) / len(v)) for n, v in by_n.items()) for k, by_n in sums.items()}
 
 
-def _budgets(src: RunSource, episodes: list[dict[str, Any]]) -> list[Any]:
-    curves = budget_curves(episodes)
+def random_designer(src: RunSource) -> tuple[str, list[dict[str, Any]]]:
+    """The random designer's episodes to compare with: none when this run is the random
+    designer's, else those of the newest finished random BoxingGym run in the same runs
+    folder, for this run's environments, goals and prior setting (its name, its episodes)."""
+    from silicolab.core.errors import InputError
+    from silicolab.runs import Run
+
+    settings = src.record.get("settings") or {}
+    mine = {(e.get("env"), e.get("goal"), e.get("prior")) for e in _records(src)}
+    if settings.get("agent") == "random" or not mine:
+        return "", []
+    for sibling in sorted(src.path.parent.iterdir(), reverse=True):
+        if sibling == src.path or not (sibling / "run.json").is_file():
+            continue
+        try:
+            run = Run.open(sibling)
+        except InputError:
+            continue
+        if run.kind != src.kind or run.status != "finished" or run.config.get("agent") != "random":
+            continue
+        data = [e.get("data") or {} for e in run.finished_events().values()]
+        episodes = [d["record"] for d in data if isinstance(d.get("record"), dict)]
+        same = [e for e in episodes if (e.get("env"), e.get("goal"), e.get("prior")) in mine]
+        if same:
+            return sibling.name, same
+    return "", []
+
+
+def _records(src: RunSource) -> list[dict[str, Any]]:
+    return [e["record"] for e in src.ok_events() if isinstance(e.get("record"), dict)]
+
+
+def _budgets(
+    src: RunSource, episodes: list[dict[str, Any]], random: tuple[str, list[dict[str, Any]]]
+) -> list[Any]:
+    source, random_episodes = random
+    curves = budget_curves(episodes + random_episodes)
     if not curves:
         return [Text("No evaluation was scored.", muted=True)]
     series = [
@@ -63,10 +98,13 @@ def _budgets(src: RunSource, episodes: list[dict[str, Any]]) -> list[Any]:
         "Mean standardized error after each budget (lower is better; < 0 beats the prior mean)."
     )
     blocks: list[Any] = [src.figures.add("budgets", fig, caption)]
-    if not any(agent == "random" for _, agent in curves):
+    if source:
+        blocks.append(Text(f"The random designer's curves come from the run {source}.", muted=True))
+    elif not any(agent == "random" for _, agent in curves):
         blocks.append(
             Text(
-                "The random designer's curve appears here when the run holds random episodes "
+                "The random designer's curve appears here when a finished random run of the "
+                "same environments sits in the same runs folder "
                 "(silicolab bench boxinggym --agent random).",
                 muted=True,
             )

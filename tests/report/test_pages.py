@@ -173,3 +173,21 @@ def test_boxinggym_page_compares_with_the_random_designer(run_dirs: dict[str, Pa
     notes = [b.text for b in _blocks(page, "budgets") if b.kind == "text"]
     assert notes == [f"The random designer's curves come from the run {source}."]
     assert random_designer(RunSource.load(run_dirs["boxinggym"], save_figures=False)) == ("", [])
+
+
+def test_an_unfinished_study_shows_its_finished_conditions(
+    run_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    from silicolab.report.html.build import BUILDERS
+    from silicolab.runs import Run
+
+    run_dir = shutil.copytree(run_dirs["study"], tmp_path / "running")
+    (run_dir / "record.json").unlink()  # as while the conditions run
+    page = build_page(run_dir, save_figures=False)
+    (listing,) = [b for b in _blocks(page, "conditions") if isinstance(b, Searchable)]
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert len(listing.items) == len({e["unit"] for e in events if "condition_id" in e["data"]})
+    for kind in [*BUILDERS, "something-new"]:  # no record at all: every page still draws
+        assert "<h1" in build_report(Run.create(tmp_path / "empty", kind=kind).path)

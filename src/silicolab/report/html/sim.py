@@ -37,7 +37,9 @@ def build(src: RunSource) -> Page:
     ]
     nested: list[tuple[str, dict[str, Any]]] = []
     steps = _steps(record.get("log") or [], nested)
-    sections = [Section("Grounded variables", "grounded", _grounded(src, record))]
+    sections = []
+    if record.get("grounded_history") or record.get("final_state"):
+        sections.append(Section("Grounded variables", "grounded", _grounded(src, record)))
     sections.append(Section("Outcome", "outcome", _outcome(record)))
     sections.append(Section("Episode log", "log", steps))
     if nested:

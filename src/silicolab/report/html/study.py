@@ -51,6 +51,9 @@ VARIABLE_COLUMNS = (
 def build(src: RunSource) -> Page:
     """The study page (a demo run adds its truth and tour)."""
     record = src.record
+    if not record.get("runs"):  # a study still running (or interrupted): its finished conditions
+        runs = [e for e in src.ok_events() if "condition_id" in e and "statements" in e]
+        record = {**record, "runs": sorted(runs, key=lambda r: r.get("index", 0))}
     hyp = record.get("hypothesis") or {}
     main = (record.get("estimation") or {}).get("main") or {}
     sections = [

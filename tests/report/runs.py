@@ -24,6 +24,10 @@ COMMANDS: dict[str, list[str]] = {
     # after the random run: its page compares with the random designer's curve
     "boxinggym_reference": ["bench", "boxinggym", "--env", "dugongs", "--seeds", "2"],
     "bench_discovery": ["bench", "discovery", "--methods", "pc", "--datasets", "auto_mpg"],
+    "episodes": ["bench", "episodes", "--env", "causalab", "--seeds", "2"],
+    # an LLM scientist that never answers in the DSL: a degraded run still has its page
+    "causalab_llm": ["bench", "causalab", "--suite", "3nodes", "--episodes", "1", "--agent",
+                     "llm", "--model", "scripted"],
 }  # fmt: skip
 
 

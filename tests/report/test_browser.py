@@ -23,6 +23,8 @@ EXPECTED: dict[str, list[str]] = {
     "causalab": ["#results td.anchor", "#metrics figure img", "#trajectories details"],
     "boxinggym": ["#results td.anchor", "#budgets figure img", "#episodes details"],
     "bench_discovery": ["#results td.anchor", "#results figure img"],
+    "episodes": ["#results table", "#results figure img"],
+    "causalab_llm": ["#results table", "#trajectories details"],
 }  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from silicolab.report.html import build_report
 from silicolab.report.html.blocks import Figure, Fold, Searchable, Table
 from silicolab.report.html.build import build_page
 from silicolab.report.html.graphs import compare_edges
+from tests.report.runs import COMMANDS
 
 
 def _walk(blocks):
@@ -30,8 +31,7 @@ def _blocks(page, anchor=None):
     return list(_walk([b for s in sections for b in s.blocks]))
 
 
-@pytest.mark.parametrize("name", ["study", "sim_bargaining", "sim_market", "discover", "debate",
-                                  "causalab", "boxinggym", "bench_discovery"])  # fmt: skip
+@pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_command_writes_its_report_html(run_dirs: dict[str, Path], name: str) -> None:
     html = (run_dirs[name] / "report.html").read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and "</html>" in html
@@ -191,3 +191,16 @@ def test_an_unfinished_study_shows_its_finished_conditions(
     assert len(listing.items) == len({e["unit"] for e in events if "condition_id" in e["data"]})
     for kind in [*BUILDERS, "something-new"]:  # no record at all: every page still draws
         assert "<h1" in build_report(Run.create(tmp_path / "empty", kind=kind).path)
+
+
+def test_causalab_page_of_an_llm_scientist_shows_its_raw_output(run_dirs: dict[str, Path]) -> None:
+    events = (run_dirs["causalab_llm"] / "events.jsonl").read_text().splitlines()
+    step = json.loads(events[0])["data"]["record"]["steps"][0]
+    assert step["raw_output"] and step["parse_failure"]
+    page = build_page(run_dirs["causalab_llm"], save_figures=False)
+    raw = [
+        b for b in _blocks(page, "trajectories") if b.kind == "fold" and "raw output" in b.summary
+    ]
+    assert raw and raw[0].blocks[0].text == step["raw_output"]
+    problems = [b.text for b in _blocks(page, "trajectories") if b.kind == "text"]
+    assert any(t.startswith("parse: ") for t in problems)

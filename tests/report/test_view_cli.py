@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 import urllib.request
 from pathlib import Path
@@ -28,10 +29,14 @@ def test_view_rewrites_the_report_and_writes_elsewhere_with_out(
     assert Path(summary["report"]) == run_dir / "report.html"
     assert (run_dir / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert summary["uri"].startswith("file://")
-    target = tmp_path / "elsewhere.html"
-    out = cli(["view", str(run_dir), "--out", str(target)], tmp_path)
+    target = tmp_path / "paper" / "elsewhere.html"
+    out = cli(["view", str(run_dirs["sim_market"]), "--out", str(target)], tmp_path)
     assert out.returncode == 0, out.stderr
-    assert "Simulation: bargaining" in target.read_text()
+    html = target.read_text()
+    assert "Simulation: market" in html
+    # the figure files' links still lead to the run directory
+    (link,) = re.findall(r'href="([^"]*grounded\.png)"', html)
+    assert (target.parent / link).resolve() == run_dirs["sim_market"] / "figures" / "grounded.png"
 
 
 @pytest.mark.parametrize(

@@ -56,7 +56,8 @@ def write_report(path: str | Path, *, out: str | Path | None = None) -> Path:
 
     run_dir = Path(path)
     page = build_page(run_dir, save_figures=True)
-    html = render_page(page, run_name=run_dir.resolve().name)
+    prefix = "" if out is None else _prefix(run_dir, Path(out))
+    html = render_page(page, run_name=run_dir.resolve().name, link_prefix=prefix)
     run = Run.open(run_dir)
     markdown_path = run_dir / "report.md"
     markdown = markdown_path.read_text(encoding="utf-8") if markdown_path.is_file() else ""
@@ -68,8 +69,18 @@ def write_report(path: str | Path, *, out: str | Path | None = None) -> Path:
 
     run.write_report(markdown)
     target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(target, scrub_text(html))
     return target
+
+
+def _prefix(run_dir: Path, out: Path) -> str:
+    """The relative path from the folder of ``out`` to ``run_dir``, ending in ``/``
+    (empty when the page sits in the run directory)."""
+    import os
+
+    relative = os.path.relpath(run_dir.resolve(), out.resolve().parent)
+    return "" if relative == "." else Path(relative).as_posix() + "/"
 
 
 def write_report_safely(path: str | Path) -> Path | None:

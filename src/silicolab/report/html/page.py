@@ -52,14 +52,16 @@ def asset(name: str) -> str:
     return resources.files(_PACKAGE).joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def render_page(page: Page, *, run_name: str) -> str:
-    """The HTML text of ``page``."""
+def render_page(page: Page, *, run_name: str, link_prefix: str = "") -> str:
+    """The HTML text of ``page``; ``link_prefix`` leads from where the page is written to
+    the run directory (the figure files' links are relative to it)."""
     from silicolab import __version__
 
     template = _environment().get_template("page.html.j2")
     return template.render(
         page=page,
         run_name=run_name,
+        link_prefix=link_prefix,
         version=__version__,
         css=asset("report.css"),
         js=asset("report.js"),

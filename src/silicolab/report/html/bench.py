@@ -18,7 +18,7 @@ def build(src: RunSource) -> Page:
     discovery = src.kind == "bench-discovery"
     if discovery:
         columns: Any = DISCOVERY_COLUMNS
-        highlight = ("published_shd", "published_nhd")
+        highlight: tuple[str, ...] = ("published_shd", "published_nhd")
     else:
         scores = sorted({k for r in rows for k in r if str(k).startswith("score_")})
         columns = (*EPISODE_COLUMNS, *((s, s.removeprefix("score_")) for s in scores))

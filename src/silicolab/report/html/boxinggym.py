@@ -23,13 +23,13 @@ def build(src: RunSource) -> Page:
     record = src.record
     rows = record.get("rows") or []
     episodes = _records(src)
+    health = health_fold(record.get("health"))
     columns = (*BOXINGGYM_COLUMNS, ("after_comm", "after comm."), ("paper_after_comm", "paper"))
     sections = [
-        Section("Results", "results", [rows_table(rows, columns, highlight=ANCHORS)]),
+        Section("Results", "results", [rows_table(rows, columns, highlight=ANCHORS), *health]),
         Section("Error over budgets", "budgets", _budgets(src, episodes, random_designer(src))),
         Section("Episodes", "episodes", _episodes(src, episodes)),
     ]
-    sections[0].blocks.extend(health_fold(record.get("health")))
     settings = record.get("settings") or {}
     facts = [(k, settings.get(k)) for k in ("env", "agent", "model", "seeds", "communicate")]
     subtitle = "Experimental design on a hidden generative model: error, EIG and regret."

@@ -37,7 +37,7 @@ def true_graph(suite: str, index: int) -> tuple[list[str], list[tuple[str, str]]
         config = load_suite(suite)[index]
     except (InputError, IndexError, TypeError):
         return None
-    return list(config.nodes), [tuple(e) for e in config.edges]
+    return list(config.nodes), [(str(u), str(v)) for u, v in config.edges]
 
 
 def hypothesis_edges(hypothesis: dict[str, Any] | None) -> list[tuple[str, str]]:
@@ -84,8 +84,8 @@ def step_scores(episode: dict[str, Any]) -> list[dict[str, float]] | None:
 
 
 def _metrics(src: RunSource, episodes: list[dict[str, Any]]) -> list[Any]:
-    curves = [(e, step_scores(e)) for e in episodes]
-    curves = [(e, s) for e, s in curves if s]
+    scored = [(e, step_scores(e)) for e in episodes]
+    curves = [(e, s) for e, s in scored if s]
     if not curves:
         return [Text("No episode with a known true graph.", muted=True)]
     blocks: list[Any] = []

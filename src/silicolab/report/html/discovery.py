@@ -25,7 +25,7 @@ def true_edges(record: dict[str, Any]) -> list[tuple[str, str]] | None:
     from silicolab.discovery import datasets
 
     try:
-        graph = datasets.load(str(record["dataset"])).truth
+        graph = datasets.load(record["dataset"]).truth
     except InputError:
         return None
     return None if graph is None else [(str(u), str(v)) for u, v in graph.edges]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +22,7 @@ from silicolab.report.html.blocks import Figure
 FIGURES_DIR = "figures"
 #: Colours used across pages (colour-blind safe: Okabe-Ito).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000")
-_RC = {
+_RC: dict[str, Any] = {
     "svg.hashsalt": "silicolab",
     "svg.fonttype": "path",
     "font.size": 9,
@@ -40,8 +40,9 @@ def style() -> Iterator[None]:
     same run gives the same files in any process)."""
     import matplotlib
 
-    defaults = {k: v for k, v in matplotlib.rcParamsDefault.items() if k != "backend"}
-    with matplotlib.rc_context({**defaults, **_RC}):
+    settings: Any = {k: v for k, v in matplotlib.rcParamsDefault.items() if k != "backend"}
+    settings.update(_RC)
+    with matplotlib.rc_context(settings):
         yield
 
 
@@ -137,7 +138,7 @@ def scatter_vs(
 
 def bars(
     groups: Sequence[str],
-    values: dict[str, Sequence[float | None]],
+    values: Mapping[str, Sequence[Any]],
     *,
     ylabel: str,
     title: str = "",

@@ -60,7 +60,12 @@ def test_study_page(run_dirs: dict[str, Path]) -> None:
     assert any(r["stars"] for r in fit.rows)  # the demo's hidden SCM has real effects
     figures = {b.name for b in _blocks(page) if isinstance(b, Figure)}
     assert {"scm", "predictions", "follow_on_scm"} <= figures
-    # the scientist's explanations are on the page
+    # the scientist's explanations are on the page, grouped by variable
+    folds = {b.anchor: b for b in _blocks(page, "variables") if isinstance(b, Fold) and b.anchor}
+    own = [d for d in record["decisions"] if d["step"].startswith("buyer_budget.")]
+    assert own and [f.summary for f in folds["decisions-buyer_budget"].blocks] == [
+        d["step"] for d in own
+    ]
     html = build_report(run_dir)
     assert record["decisions"][0]["explanation"] in html
 

@@ -133,9 +133,26 @@ def _variables(hyp: dict[str, Any], decisions: list[dict[str, Any]]) -> list[Any
         )
         rows.append({**v, "question": question})
     blocks: list[Any] = [rows_table(rows, VARIABLE_COLUMNS)]
-    if decisions:
-        summary = f"The scientist's decisions, each with its explanation ({len(decisions)})"
-        blocks.append(Fold(summary=summary, blocks=[_decision(d) for d in decisions], open=True))
+    if not decisions:
+        return blocks
+    blocks.append(Text("The scientist's decisions, each with its explanation:"))
+    names = [v["name"] for v in hyp.get("variables") or []]
+    by_variable = {
+        n: [d for d in decisions if str(d.get("step", "")).startswith(f"{n}.")] for n in names
+    }
+    general = [d for d in decisions if not any(d in ds for ds in by_variable.values())]
+    if general:
+        blocks.append(
+            Fold(summary=f"the study ({len(general)})", blocks=[_decision(d) for d in general])
+        )
+    for name, own in by_variable.items():
+        if own:
+            summary = f"{name} ({len(own)})"
+            blocks.append(
+                Fold(
+                    summary=summary, blocks=[_decision(d) for d in own], anchor=f"decisions-{name}"
+                )
+            )
     return blocks
 
 

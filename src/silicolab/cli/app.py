@@ -47,6 +47,9 @@ app.add_typer(study_app, name="study")
 from silicolab.cli.serve_app import serve_app  # noqa: E402 - after the app it joins
 
 app.add_typer(serve_app, name="serve")
+from silicolab.cli.view_app import view  # noqa: E402
+
+app.command("view")(view)
 
 
 def _version(value: bool) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import typer
 
-from silicolab.cli.flow import emit, runs_root
+from silicolab.cli.flow import emit, runs_root, write_html_report
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
@@ -128,6 +128,7 @@ def run_bench(
         run.write_record(record)
         run.write_report(view.markdown(table))
         status = run.finish(health)
+    write_html_report(run)
     emit(
         {"run_dir": str(run.path), "status": status, "rows": rows},
         json_out=json_out,

@@ -18,6 +18,7 @@ from typing import Any
 
 import typer
 
+from silicolab.cli.flow import write_html_report
 from silicolab.core.config import load_settings
 
 
@@ -70,6 +71,7 @@ def run_demo(
         record = {**study, "tour": tour}
         run.write_record(record)
         run.write_report(demo_report(record, tour_report(**tour)))
+    write_html_report(run)
     out = _summary(run, record)
     if json_out:
         typer.echo(json.dumps(out, default=str))

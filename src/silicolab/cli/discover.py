@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from silicolab.cli.flow import emit, open_checked_run, runs_root
+from silicolab.cli.flow import emit, open_checked_run, runs_root, write_html_report
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
@@ -116,6 +116,7 @@ def run_discover(
         run.write_record(record)
         run.write_report(_report(ds, result, record["scores"], health))
         status = run.finish(health)
+    write_html_report(run)
     out = {
         "run_dir": str(run.path),
         "status": status,
@@ -155,7 +156,11 @@ def _discover(job: _Job, seed: int | None) -> tuple[Any, dict[str, Any], Any]:
         "result": result.to_dict(),
         "scores": scores,
         "health": health.to_dict() if health else None,
+        "truth": None if ds.truth is None else {"edges": [list(e) for e in ds.truth.edges]},
     }
+    raw = result.raw if isinstance(result.raw, dict) else {}
+    if raw.get("debates"):  # the MAC meta-debate's transcript, for the report
+        record["debates"] = json.loads(json.dumps(raw["debates"], default=str))
     return result, record, health
 
 

@@ -82,4 +82,19 @@ def emit(
         raise typer.Exit(DEGRADED_EXIT)
 
 
-__all__ = ["Opened", "emit", "open_checked_run", "runs_root"]
+def write_html_report(run: Any) -> None:
+    """Write the run's ``report.html`` (and its figures) once the run has ended; every
+    command that writes a run directory calls this. Drawing the page can never fail or
+    lose the run: a problem is one warning line on stderr (``silicolab view RUN_DIR``
+    retries)."""
+    from silicolab.report.html import write_report_safely
+
+    if write_report_safely(run.path) is None:
+        typer.echo(
+            f"warning: report.html of {run.path} was not written "
+            f"(run 'silicolab view {run.path}' to retry)",
+            err=True,
+        )
+
+
+__all__ = ["Opened", "emit", "open_checked_run", "runs_root", "write_html_report"]

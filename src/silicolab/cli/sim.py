@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from silicolab.cli.flow import emit, open_checked_run, runs_root
+from silicolab.cli.flow import emit, open_checked_run, runs_root, write_html_report
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
@@ -20,9 +20,18 @@ TRANSCRIPT_HTML = "transcript.html"
 CHECKPOINT = "checkpoint.json"
 #: The unit key of the episode in the run's events.jsonl.
 EPISODE = "episode"
-_SKIP = ("log", "transcript", "events", "survey", "final_state", "trades", "rejected")
+_SKIP = (
+    "log",
+    "transcript",
+    "events",
+    "survey",
+    "final_state",
+    "trades",
+    "rejected",
+    "grounded_history",
+)
 #: Left out of --json (kept in record.json): the full log, large and for reading, not parsing.
-_NOT_IN_JSON = ("log",)
+_NOT_IN_JSON = ("log", "grounded_history")
 
 
 def _headline(summary: dict[str, Any]) -> list[tuple[str, str]]:
@@ -126,6 +135,7 @@ def run_sim(
         run.write_report(_report(name, run.path, job.model_spec, summary, health))
         _write_transcript(run.path, name, summary["log"])
         status = run.finish(health)
+    write_html_report(run)
     out = {
         "run_dir": str(run.path),
         "status": status,

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from silicolab.cli.flow import runs_root
+from silicolab.cli.flow import runs_root, write_html_report
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
@@ -166,6 +166,7 @@ def run_study_command(
         kind = {} if executor is None else {"executor": executor}
         record = run_sync(arun_study(hypothesis, options, run=run, models=models, **kind))
         run.write_report(study_report(record))
+    write_html_report(run)
     summary = {"run_dir": str(run.path.resolve()), "status": run.status, "plan": plan.to_dict()}
     summary.update(_summary_figures(record))
     _print(record, summary, json_out)

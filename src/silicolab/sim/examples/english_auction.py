@@ -71,6 +71,8 @@ class AuctionResult:
     rounds: int
     events: tuple[str, ...]
     log: EpisodeLog
+    #: the grounded variables' changes, ``[step, name, old, new, cause]`` each
+    history: tuple[list[Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -252,6 +254,7 @@ async def arun_english_auction(
         rounds=(gm.clock.steps + 1) // 2,
         events=tuple(gm.events),
         log=log,
+        history=tuple(gm.state.state_dict()["history"]),
     )
 
 

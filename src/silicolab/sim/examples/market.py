@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +42,14 @@ _REJECTED = "Your action was not possible"
 @dataclass(frozen=True)
 class MarketResult:
     """One market episode: committed ``trades`` (buyer, seller, item, price, step), the
-    ``final_state`` snapshot, the ``rejected`` attempts with the reason, and the ``log``."""
+    ``final_state`` snapshot, the ``rejected`` attempts with the reason, the ``log`` and the
+    grounded variables' ``history`` (``[step, name, old, new, cause]`` per change)."""
 
     trades: list[dict[str, Any]]
     final_state: dict[str, Any]
     rejected: list[dict[str, Any]]
     log: EpisodeLog
+    history: list[list[Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
@@ -56,6 +58,7 @@ class MarketResult:
             "final_state": self.final_state,
             "rejected": self.rejected,
             "log": self.log.to_list(),
+            "grounded_history": self.history,
         }
 
 
@@ -201,4 +204,4 @@ def run_market(
         {"actor": a.actor, "action": a.action, "step": a.step, "reason": why}
         for a, why in gm.rejections
     ]
-    return MarketResult(trades, snapshot, rejected, log)
+    return MarketResult(trades, snapshot, rejected, log, gm.state.state_dict()["history"])

@@ -30,6 +30,7 @@ def auction(model: LanguageModel | None, seed: int, **options: Any) -> dict[str,
         "price": result.price,
         "rounds": result.rounds,
         "events": list(result.events),
+        "grounded_history": list(result.history),
         "log": result.log.to_list(),
     }
 

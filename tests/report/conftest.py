@@ -1,0 +1,30 @@
+"""Fixtures of the report tests: real run directories of every kind, made once per session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.report.browser import launched, skip_or_fail, unavailable
+from tests.report.runs import COMMANDS, make_run
+
+
+@pytest.fixture(scope="session")
+def run_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """name -> run directory, for every command in :data:`tests.report.runs.COMMANDS`."""
+    root = tmp_path_factory.mktemp("report-runs")
+    return {name: make_run(name, root) for name in COMMANDS}
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A headless Chromium context (skips, or fails under SILICOLAB_REQUIRE_BROWSER=1,
+    when there is no browser)."""
+    reason = unavailable()
+    if reason:
+        skip_or_fail(reason)
+    with launched(tmp_path_factory.mktemp("chromium-profile")) as context:
+        yield context

@@ -212,3 +212,4 @@ def test_predict_whose_every_reply_is_unusable_is_degraded_not_a_crash(tmp_path)
     assert written["health"]["steps"] == 3 + 3 + 1  # predict-y, model LOO, predict-beta
     assert written["health"]["parse_failures"] == written["health"]["steps"]
     assert written["mse"]["predict_y"] is None and written["mse"]["loo_mechanical"] is not None
+    assert '<section id="predictions">' in (Path(run_dir) / "report.html").read_text()

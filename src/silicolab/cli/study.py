@@ -329,6 +329,7 @@ def predict_command(
     )  # fmt: skip
     data = predictions.to_dict()
     path = atomic_write_text(run.path / "predictions.json", json.dumps(data, default=str) + "\n")
+    write_html_report(run)  # the study's page now shows them
     if json_out:
         typer.echo(json.dumps({"path": str(path), "mse": data.get("mse"),
                                "health": data["health"]}, default=str))  # fmt: skip

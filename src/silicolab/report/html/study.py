@@ -4,6 +4,7 @@ searchable list of conditions, the fit, the predictions, the follow-on and the c
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -63,6 +64,9 @@ def build(src: RunSource) -> Page:
         Section("Conditions", "conditions", _conditions(record.get("runs") or [])),
         Section("Fit", "fit", _fit(record)),
     ]
+    later = src.path / "predictions.json"  # written by 'study predict' after the run
+    if not record.get("predictions") and later.is_file():
+        record = {**record, "predictions": json.loads(later.read_text(encoding="utf-8"))}
     if record.get("predictions"):
         sections.append(Section("Predictions", "predictions", _predictions(src, record)))
     if record.get("follow_on"):

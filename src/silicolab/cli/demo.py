@@ -78,7 +78,10 @@ def run_demo(
     else:
         print_demo(record, run.path)
         print_tour(**tour)
-        typer.echo(f"run directory: {run.path}  (report: {run.path / 'report.md'})")
+        typer.echo(
+            f"run directory: {run.path}  (report: {run.path / 'report.html'}; "
+            f"'silicolab view {run.path} --open' opens it)"
+        )
         typer.echo(
             "with a real model on this machine (SmolLM2-135M, llama.cpp; docs/real_model.md): "
             "silicolab study run mug --conditions 4 --model local -y"

@@ -164,3 +164,26 @@ async def test_the_apprentice_over_a_local_openai_compatible_server(llm_server_f
     assert fit["candidates"][0]["ok"] and len(fit["candidates"][0]["errors"]) == 1
     assert record.scores[0].n_missing == 0 and len(record.outcomes) == 2
     assert record.usage["scientist"]["calls"] == server.stats.requests == 5
+
+
+def test_the_bench_runs_the_apprentice_beside_table_2() -> None:
+    from silicolab.bench.boxinggym import run_boxinggym_bench
+
+    script = Script(broken_first=False)
+    model = load_model("scripted:bench-apprentice", fn=script.scripted)
+    table = run_boxinggym_bench(
+        ["dugongs"],
+        "apprentice",
+        model=model,
+        seeds=[1],
+        steps=5,
+        regret=False,
+        jobs=1,
+        options={"settings": TINY},
+    )
+    (row,) = table.to_dict("records")
+    assert (row["agent"], row["model"], row["errors"]) == ("apprentice", model.spec, 0)
+    assert (row["box_before"], row["box_after"]) == (0.26, -0.08)  # Table 2, dugongs
+    assert np.isfinite(row["before"]) and np.isfinite(row["after"])
+    statistician_calls = [r for r, _ in script.requests if r == "statistician"]
+    assert len(statistician_calls) == 2  # checkpoints 0 and 5 only, as published

@@ -181,11 +181,12 @@ PPL_AGENTS = frozenset({"apprentice", "statistician"})
 
 @dataclass(frozen=True, kw_only=True)
 class BoxingGymBench:
-    """What to run: ``agent`` (reference, random, llm, apprentice or statistician) on each
-    (environment, goal) of ``pairs`` for each of ``seeds``, with or without the ``prior``,
-    in ``fidelity``, for ``steps`` experiments; ``regret``/``regret_random``/``regret_nmc`` configure the EI
-    regret; ``communicate`` adds the novice; ``options`` go to the scientist; ``jobs``
-    episodes run in parallel. Use :meth:`build` from friendlier values."""
+    """What to run: ``agent`` (reference, random, llm, apprentice or statistician) on
+    each (environment, goal) of ``pairs`` for each of ``seeds``, with or without the
+    ``prior``, in ``fidelity``, for ``steps`` experiments; ``regret``/``regret_random``/
+    ``regret_nmc`` configure the EI regret; ``communicate`` adds the novice; ``options`` go
+    to the scientist; ``jobs`` episodes run in parallel. Use :meth:`build` from friendlier
+    values."""
 
     pairs: tuple[tuple[str, str], ...]
     agent: str = "reference"

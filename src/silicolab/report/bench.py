@@ -110,8 +110,7 @@ def boxinggym_view(agent: str, communicate: bool) -> BenchView:
         anchor = "Box's Apprentice, Table 2/3"
     return BenchView(
         "BoxingGym benchmark",
-        f"BoxingGym, {agent} agent: standardized error and EI regret beside the paper "
-        f"({anchor})",
+        f"BoxingGym, {agent} agent: standardized error and EI regret beside the paper ({anchor})",
         columns,
         intro="Standardized error (lower is better; negative beats the prior-mean predictor) "
         "and EI regret.",

@@ -187,3 +187,17 @@ def test_the_bench_runs_the_apprentice_beside_table_2() -> None:
     assert np.isfinite(row["before"]) and np.isfinite(row["after"])
     statistician_calls = [r for r, _ in script.requests if r == "statistician"]
     assert len(statistician_calls) == 2  # checkpoints 0 and 5 only, as published
+
+
+def test_ranking_puts_failures_last_and_falls_back_to_waic() -> None:
+    from silicolab.scientists.boxinggym.apprentice.execute import ProgramRun
+    from silicolab.scientists.boxinggym.apprentice.score import Candidate, best, rank
+
+    def scored(loo: float | None, waic: float | None = None) -> Candidate:
+        return Candidate("p", ProgramRun(ok=True, elpd_loo=loo, elpd_waic=waic))
+
+    failed = Candidate("p", ProgramRun(ok=False))
+    low, high, undefined = scored(-10.0), scored(-2.0), scored(float("nan"), -5.0)
+    assert rank([failed, low, undefined, high]) == [high, undefined, low, failed]
+    assert best([failed]) is None and best([low, failed]) is low
+    assert undefined.elpd_loo == -5.0 and failed.elpd_loo == float("-inf")

@@ -121,10 +121,13 @@ def _posterior(job: dict[str, Any], build: Any, data: pd.DataFrame, queries: pd.
             progressbar=False,
             compute_convergence_checks=False,
         )
+        phases = {"sample_s": time.perf_counter() - began}
         pm.compute_log_likelihood(idata, var_names=[TARGET], progressbar=False)
+        phases["log_likelihood_s"] = time.perf_counter() - began - sum(phases.values())
         ppc = pm.sample_posterior_predictive(
             idata, var_names=[TARGET], random_seed=job["seed"] + 1, progressbar=False
         )
+        phases["ppc_s"] = time.perf_counter() - began - sum(phases.values())
     fit_s = time.perf_counter() - began
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -143,6 +146,7 @@ def _posterior(job: dict[str, Any], build: Any, data: pd.DataFrame, queries: pd.
         "elpd_waic": float(waic.elpd_waic),
         "pareto_k_max": float(np.nanmax(loo.pareto_k.values)),
         "fit_s": fit_s,
+        "phases": phases,
         "posterior_means": means,
         "ppc": [
             [_round(float(a)), _round(float(b)), _round(float(c))]

@@ -27,10 +27,15 @@ class Candidate:
 
     @property
     def elpd_loo(self) -> float:
-        """The PSIS-LOO score (``-inf`` for a program that never ran or was not scored)."""
-        if not self.ok or self.run is None or self.run.elpd_loo is None:
+        """The PSIS-LOO score; WAIC's where PSIS-LOO is undefined (a log-likelihood that
+        does not vary over the draws gives NaN); ``-inf`` for a program that never ran or
+        was not scored."""
+        if not self.ok or self.run is None:
             return -math.inf
-        return float(self.run.elpd_loo)
+        for value in (self.run.elpd_loo, self.run.elpd_waic):
+            if value is not None and math.isfinite(value):
+                return float(value)
+        return -math.inf
 
     def score_text(self) -> str:
         """The score as shown to the statistician and the critic."""

@@ -83,7 +83,8 @@ class ProgramRun:
     to the LLM on failure), the ``violation`` kind if it was stopped, the scores
     (``elpd_loo``, ``elpd_waic``, ``loo_se``, ``pareto_k_max``), the per-observation
     posterior-predictive summary ``ppc`` ([mean, std, median] per row), ``posterior_means``,
-    ``predictions`` at the query rows, ``fit_s`` (compile + sampling) and ``elapsed_s``."""
+    ``predictions`` at the query rows, ``fit_s`` (compile + sampling + predictive draws)
+    with its ``phases``, and ``elapsed_s`` (the whole sandbox run)."""
 
     ok: bool
     message: str = ""
@@ -97,6 +98,7 @@ class ProgramRun:
     posterior_means: dict[str, float] = field(default_factory=dict)
     predictions: list[float] | None = None
     fit_s: float | None = None
+    phases: dict[str, float] = field(default_factory=dict)
     elapsed_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -177,6 +179,7 @@ async def arun_program(program: str, job: dict[str, Any], settings: FitSettings)
         setattr(run, key, values.get(key))
     run.ppc = values.get("ppc", [])
     run.posterior_means = values.get("posterior_means", {})
+    run.phases = values.get("phases", {})
     return run
 
 

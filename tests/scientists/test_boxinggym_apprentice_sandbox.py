@@ -40,6 +40,7 @@ def test_a_correct_program_scores_better_than_a_wrong_one_and_predicts() -> None
     assert right.elpd_loo > wrong.elpd_loo + 10
     assert right.elpd_waic is not None and len(right.ppc) == 10
     assert set(right.posterior_means) == {"alpha", "beta", "lam", "sigma"}
+    assert set(right.phases) == {"sample_s", "log_likelihood_s", "ppc_s"}
     truths = np.array([q.truth for q in questions])
     right_error = np.abs(np.array(right.predictions) - truths).mean()
     assert right_error < 0.5

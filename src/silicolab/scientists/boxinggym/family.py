@@ -54,6 +54,7 @@ FAMILY = Family(
         "statistician": _statistician,
     },
     aliases={"boed": "reference"},
+    needs_model=frozenset({"llm", "apprentice"}),
     play=aplay_episode,
     record_type=BoxingRecord,
 )

@@ -201,3 +201,16 @@ def test_ranking_puts_failures_last_and_falls_back_to_waic() -> None:
     assert rank([failed, low, undefined, high]) == [high, undefined, low, failed]
     assert best([failed]) is None and best([low, failed]) is low
     assert undefined.elpd_loo == -5.0 and failed.elpd_loo == float("-inf")
+
+
+def test_a_model_that_fails_is_recorded_not_raised() -> None:
+    from silicolab.core.errors import LLMError
+
+    def failing(request: Any) -> str:
+        raise LLMError("the server is gone")
+
+    statistician = Statistician(load_model("scripted", fn=failing), settings=TINY)
+    found = run_sync(statistician.adiscover(dugongs(3), []))
+    (candidate,) = found.candidates
+    assert found.best is None and candidate.program is None
+    assert candidate.errors == ["model error: the server is gone"]

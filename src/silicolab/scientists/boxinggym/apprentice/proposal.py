@@ -3,7 +3,8 @@
 The prompts (``prompts/proposal_*.j2``, ``rules.j2``, ``repair.j2``) are silicolab's own.
 A reply's program is its first ```python block (else its first fenced block). A version
 that fails is sent back with the sandbox's report for at most ``max_repairs`` repairs; the
-last version is kept with every error, so a program that never runs is a record, not a crash.
+last version is kept with every error, so a program that never runs is a record, not a crash
+(and so is a model that fails after its retries).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from silicolab.core.errors import LLMError
 from silicolab.scientists.boxinggym.apprentice.critic import render
 from silicolab.scientists.boxinggym.apprentice.execute import ProgramRun
 from silicolab.scientists.boxinggym.apprentice.score import Candidate
@@ -85,7 +87,11 @@ async def apropose_program(
     messages = context.messages()
     candidate = Candidate(program=None, run=None)
     for attempt in range(max_repairs + 1):
-        reply = await ask(messages)
+        try:
+            reply = await ask(messages)
+        except LLMError as err:  # the model failed after its retries: record, go on
+            candidate.errors.append(f"model error: {err}")
+            return candidate
         candidate.replies.append(reply)
         messages = [*messages, {"role": "assistant", "content": reply}]
         program = extract_program(reply)

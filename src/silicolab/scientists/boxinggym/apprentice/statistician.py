@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from silicolab.core.errors import InputError
+from silicolab.core.errors import InputError, LLMError
 from silicolab.llm import LanguageModel
 from silicolab.scientists.boxinggym.apprentice import frames
 from silicolab.scientists.boxinggym.apprentice.critic import Criticism, parse_criticism, render
@@ -170,9 +170,11 @@ class Statistician:
             score=candidate.score_text(),
             table=frames.table_text(env, ppc),
         )
-        reply = await self.ask(
-            [{"role": "system", "content": system}, {"role": "user", "content": user}], "critic"
-        )
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        try:
+            reply = await self.ask(messages, "critic")
+        except LLMError as err:  # no criticism this time; the loop goes on
+            return Criticism(raw=f"model error: {err}")
         return parse_criticism(reply)
 
 

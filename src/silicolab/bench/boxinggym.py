@@ -176,14 +176,19 @@ def find_anchor(env: str, goal: str, agent: str, metric: str, prior: bool = True
 
 # -- running ---------------------------------------------------------------------------------
 
+#: Agents driven by a language model, and agents that fit probabilistic programs (PyMC).
+LLM_AGENTS = frozenset({"llm", "apprentice"})
+PPL_AGENTS = frozenset({"apprentice", "statistician"})
+
 
 @dataclass(frozen=True, kw_only=True)
 class BoxingGymBench:
-    """What to run: ``agent`` (reference, random or llm) on each (environment, goal) of
-    ``pairs`` for each of ``seeds``, with or without the ``prior``, in ``fidelity``, for
-    ``steps`` experiments; ``regret``/``regret_random``/``regret_nmc`` configure the EI
-    regret; ``communicate`` adds the novice; ``options`` go to the scientist; ``jobs``
-    episodes run in parallel. Use :meth:`build` from friendlier values."""
+    """What to run: ``agent`` (reference, random, llm, apprentice or statistician) on
+    each (environment, goal) of ``pairs`` for each of ``seeds``, with or without the
+    ``prior``, in ``fidelity``, for ``steps`` experiments; ``regret``/``regret_random``/
+    ``regret_nmc`` configure the EI regret; ``communicate`` adds the novice; ``options`` go
+    to the scientist; ``jobs`` episodes run in parallel. Use :meth:`build` from friendlier
+    values."""
 
     pairs: tuple[tuple[str, str], ...]
     agent: str = "reference"
@@ -239,8 +244,10 @@ class BoxingGymBench:
         return [BoxingGymUnit(self, e, g, s) for e, g in self.pairs for s in self.seeds]
 
     def play_options(self) -> dict[str, Any]:
-        """The episode player's options (checkpoints: the paper's, cut at ``steps``)."""
-        checkpoints = (*(c for c in (0, 1, 3, 5, 7, 10) if c < self.steps), self.steps)
+        """The episode player's options (checkpoints: the paper's, cut at ``steps``; the
+        program-fitting agents are evaluated at 0, 5 and 10 only, as Box's Apprentice was)."""
+        points = (0, 5, 10) if self.agent in PPL_AGENTS else (0, 1, 3, 5, 7, 10)
+        checkpoints = (*(c for c in points if c < self.steps), self.steps)
         return {
             "steps": self.steps,
             "checkpoints": checkpoints,
@@ -377,14 +384,19 @@ async def arun_boxinggym(
 ) -> pd.DataFrame:
     """Run ``bench`` and return one row per (environment, goal) (see
     :func:`run_boxinggym_bench`); the run's health is in ``table.attrs["health"]``."""
-    if bench.agent == "llm" and models.scientist is None:
-        raise InputError("the llm agent needs model= (a spec such as 'openai:gpt-4o')")
-    if bench.communicate and bench.agent != "llm" and models.novice is None:
+    llm = bench.agent in LLM_AGENTS
+    if llm and models.scientist is None:
+        raise InputError(f"the {bench.agent} agent needs model= (a spec such as 'openai:gpt-4o')")
+    if bench.communicate and not llm and models.novice is None:
         raise InputError(f"communicate=True with the {bench.agent!r} agent needs novice= (a model)")
+    if bench.agent in PPL_AGENTS:
+        from silicolab.scientists.boxinggym.apprentice import require_ppl
+
+        require_ppl()
     models = Models(_load(models.scientist), _load(models.novice), models.env_options)
-    label = models.scientist.spec if bench.agent == "llm" else ""
+    label = models.scientist.spec if llm else ""
     tag = _tag(bench, label, models.novice)
-    online = bench.agent == "llm" or bench.communicate or bool(models.env_options)
+    online = llm or bench.communicate or bool(models.env_options)
     groups, health = await arun_episode_groups(
         bench,
         functools.partial(_aplay, models=models),
@@ -419,7 +431,7 @@ def run_boxinggym_bench(
     run: EventLog | None = None,
     **fields: Any,
 ) -> pd.DataFrame:
-    """Run ``agent`` ("reference", "random" or "llm") on ``envs`` and return one row per
+    """Run ``agent`` (reference, random, llm, apprentice, statistician) on ``envs``; one row per
     (environment, goal); ``fields`` are the other :class:`BoxingGymBench` fields (see
     :meth:`BoxingGymBench.build`: ``seeds``, ``prior``, ``jobs``, ``communicate``,
     ``fidelity``, ``steps``, ``regret``, ``regret_random``, ``regret_nmc``, ``options``).

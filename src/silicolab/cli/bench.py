@@ -67,12 +67,13 @@ def split_list(value: str, what: str) -> list[str]:
     return items
 
 
-def agent_name(agent: str, known: str) -> str:
-    """``agent`` checked against reference/random/llm (old names accepted with a note)."""
+def agent_name(agent: str, known: str, extra: tuple[str, ...] = ()) -> str:
+    """``agent`` checked against reference/random/llm and ``extra`` (old names accepted
+    with a note)."""
     if agent in AGENT_ALIASES:
         typer.echo(f"note: --agent {agent} is now called {AGENT_ALIASES[agent]}", err=True)
         agent = AGENT_ALIASES[agent]
-    if agent not in ("reference", "random", "llm"):
+    if agent not in ("reference", "random", "llm", *extra):
         raise InputError(f"--agent {agent!r}: use {known}")
     return agent
 
@@ -86,10 +87,11 @@ def choice(value: str, option: str, allowed: Iterable[str]) -> str:
 
 
 def llm_needs_model(settings: Mapping[str, Any]) -> None:
-    """``--agent llm`` plays the scientist with the model the user names: refuse it
-    without ``--model``."""
-    if settings["agent"] == "llm" and not settings["model"]:
-        raise InputError("--agent llm needs --model SPEC (and --base-url for a local server)")
+    """``--agent llm`` (and ``apprentice``) plays the scientist with the model the user
+    names: refuse it without ``--model``."""
+    agent = settings["agent"]
+    if agent in ("llm", "apprentice") and not settings["model"]:
+        raise InputError(f"--agent {agent} needs --model SPEC (and --base-url for a local server)")
 
 
 def run_bench(
@@ -316,13 +318,20 @@ def run_bench_boxinggym(
     from silicolab.envs import FIDELITIES
 
     settings["agent"] = agent_name(
-        settings["agent"], "reference (the greedy-EIG Bayesian designer, once boed), random or llm"
+        settings["agent"],
+        "reference (the greedy-EIG Bayesian designer, once boed), random, llm, apprentice or "
+        "statistician",
+        extra=("apprentice", "statistician"),
     )
 
     def check(s: dict[str, Any]) -> None:
         boxinggym_pairs(s["env"])
         choice(s["fidelity"], "--fidelity", FIDELITIES)
         llm_needs_model(s)
+        if s["agent"] in ("apprentice", "statistician"):
+            from silicolab.scientists.boxinggym.apprentice.execute import require_ppl
+
+            require_ppl()
 
     def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
         from silicolab.bench.boxinggym import BoxingGymBench, Models, arun_boxinggym
@@ -339,7 +348,8 @@ def run_bench_boxinggym(
             jobs=jobs,
             executor=executor,
         )
-        scientist = connection.model("scientist", s["model"]) if s["agent"] == "llm" else None
+        llm = s["agent"] in ("llm", "apprentice")
+        scientist = connection.model("scientist", s["model"]) if llm else None
         participant = s["participant_model"]
         speak = {"llm": connection.model("participant", participant)} if participant else None
         models = Models(scientist=scientist, env_options=speak)

@@ -117,7 +117,11 @@ def bench_boxinggym(
     ] = ("all"),
     agent: Annotated[
         str,
-        typer.Option(help="reference (greedy-EIG Bayesian, no LLM; once boed), random, or llm."),
+        typer.Option(
+            help="reference (greedy-EIG Bayesian, no LLM; once boed), random, llm, apprentice "
+            "(Box's Apprentice: LLM + PyMC programs) or statistician (true model family fitted "
+            "in PyMC, no LLM); the last two need silicolab[ppl]."
+        ),
     ] = "reference",
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,

@@ -104,11 +104,14 @@ def causalab_view(table: Any, agent: str, with_tokens: bool) -> BenchView:
 
 def boxinggym_view(agent: str, communicate: bool) -> BenchView:
     comm = (("after_comm", "after comm."), ("paper_after_comm", "paper")) if communicate else ()
+    columns, anchor = BOXINGGYM_COLUMNS + comm, "GPT-4o, Table 1/3"
+    if agent in ("apprentice", "statistician"):  # beside Box's Apprentice (Table 2)
+        columns = tuple((c.replace("paper_", "box_", 1), h) for c, h in columns)
+        anchor = "Box's Apprentice, Table 2/3"
     return BenchView(
         "BoxingGym benchmark",
-        f"BoxingGym, {agent} agent: standardized error and EI regret beside the paper "
-        "(GPT-4o, Table 1/3)",
-        BOXINGGYM_COLUMNS + comm,
+        f"BoxingGym, {agent} agent: standardized error and EI regret beside the paper ({anchor})",
+        columns,
         intro="Standardized error (lower is better; negative beats the prior-mean predictor) "
         "and EI regret.",
     )

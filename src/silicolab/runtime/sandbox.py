@@ -18,6 +18,7 @@ import asyncio
 import inspect
 import json
 import math
+import os
 import re
 import shutil
 import signal
@@ -109,6 +110,7 @@ class _Options:
     collect: tuple[str, ...]
     env: dict[str, str]
     python: str
+    writable_dirs: tuple[str, ...] = ()
 
 
 def run_python(
@@ -124,6 +126,7 @@ def run_python(
     collect: Sequence[str] = _DEFAULT_COLLECT,
     env: Mapping[str, str] | None = None,
     python: str = sys.executable,
+    writable_dirs: Sequence[str] = (),
 ) -> SandboxResult:
     """Run ``code`` in a fresh working directory under the sandbox and wait for it.
 
@@ -132,12 +135,14 @@ def run_python(
     ``cpu_s`` the CPU-time limit (default ``timeout_s + 5``). Output beyond
     ``max_output_chars`` keeps its head and tail. Files matching ``collect`` (globs
     relative to the working directory; unchanged inputs excluded) are returned. ``env``
-    adds variables to the child's minimal environment. Raises :class:`InputError` for
+    adds variables to the child's minimal environment. ``writable_dirs`` are existing
+    directories outside the working directory that the code may also write into (a shared
+    compile cache, for example). Raises :class:`InputError` for
     invalid arguments or an interpreter that cannot be started.
     """
     options = _validate(
         code, inputs, timeout_s, memory_mb, cpu_s, allow_network, allow_subprocess,
-        max_output_chars, collect, env, python,
+        max_output_chars, collect, env, python, writable_dirs,
     )  # fmt: skip
     return _run(options, cancel=None)
 
@@ -171,6 +176,7 @@ def _validate(
     collect: Sequence[str],
     env: Mapping[str, str] | None,
     python: str,
+    writable_dirs: Sequence[str] = (),
 ) -> _Options:
     """Check every argument up front; each error message names the fix."""
     if not isinstance(code, str):
@@ -202,11 +208,17 @@ def _validate(
         if "\0" in key or "\0" in value:
             raise InputError(f"env[{key!r}] contains a NUL character")
         extra[key] = value
+    if isinstance(writable_dirs, str):
+        raise InputError("writable_dirs must be a sequence of directories, e.g. ('/tmp/cache',)")
+    writable = tuple(os.path.realpath(d) for d in writable_dirs)
+    for d in writable:
+        if not os.path.isdir(d) or d == os.sep:
+            raise InputError(f"writable_dirs: {d!r} must be an existing directory other than /")
     if shutil.which(python) is None:
         raise InputError(f"python interpreter {python!r} not found or not executable")
     return _Options(
         code, files, float(timeout_s), memory_mb, float(cpu), bool(allow_network),
-        bool(allow_subprocess), max_output_chars, patterns, extra, python,
+        bool(allow_subprocess), max_output_chars, patterns, extra, python, writable,
     )  # fmt: skip
 
 
@@ -254,6 +266,7 @@ def _run(options: _Options, cancel: threading.Event | None) -> SandboxResult:
             "fsize_mb": MAX_WRITE_MB,
             "allow_network": options.allow_network,
             "allow_subprocess": options.allow_subprocess,
+            "writable_dirs": list(options.writable_dirs),
         }
         start = time.monotonic()
         try:

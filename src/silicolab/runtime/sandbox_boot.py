@@ -106,8 +106,17 @@ class Guard:
     as :class:`PermissionError`.
     """
 
-    def __init__(self, workdir: str, record_fd: int, *, network: bool, processes: bool):
+    def __init__(
+        self,
+        workdir: str,
+        record_fd: int,
+        *,
+        network: bool,
+        processes: bool,
+        writable: tuple[str, ...] = (),
+    ):
         self.root = os.path.realpath(workdir)
+        self.roots = (self.root, *(os.path.realpath(d) for d in writable))
         self.record_fd = record_fd
         self.recorded = 0
         self.pid = os.getpid()
@@ -172,8 +181,9 @@ class Guard:
             full = os.path.realpath(os.path.join(base, name))
         except OSError:
             return name
-        if full == self.root or full.startswith(self.root + os.sep):
-            return None
+        for root in self.roots:
+            if full == root or full.startswith(root + os.sep):
+                return None
         return full
 
     def _open(self, event: str, args: tuple[Any, ...]) -> str | None:
@@ -360,6 +370,7 @@ def main(argv: list[str]) -> int:
         record_fd,
         network=bool(config["allow_network"]),
         processes=bool(config["allow_subprocess"]),
+        writable=tuple(config.get("writable_dirs", ())),
     )
     if not config["allow_subprocess"]:
         _guard_fork_exec(guard)

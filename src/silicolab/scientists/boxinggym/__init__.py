@@ -9,7 +9,9 @@ Scientists: :class:`LLMScientist` (a language model through the text interface, 
 :class:`BayesianScientist` (greedy-EIG designs, Bayes answers; no LLM) and
 :class:`RandomDesigner` (random designs, Bayes answers). :class:`LLMNovice` answers from an
 explanation alone. ``make_scientist("reference" | "random" | "llm", model=..., seed=...)``
-builds one by name (``"boed"`` is the old name of ``"reference"``); :func:`play_episode`
+builds one by name (``"boed"`` is the old name of ``"reference"``; ``"apprentice"``, Box's
+Apprentice, and ``"statistician"``, its no-LLM reference, need PyMC: see
+:mod:`silicolab.scientists.boxinggym.apprentice`); :func:`play_episode`
 plays one episode on an environment and returns a :class:`BoxingRecord`;
 :func:`silicolab.scientists.run_episode` returns the common record around it.
 """

@@ -27,10 +27,34 @@ def _llm(*, model: Any, seed: int | None = 0, **options: Any) -> Any:
     return LLMScientist(model, **options)
 
 
+def _apprentice(*, model: Any, seed: int | None = 0, **options: Any) -> Any:
+    from silicolab.scientists.boxinggym.apprentice import ApprenticeScientist, require_ppl
+
+    require_ppl()
+    return ApprenticeScientist(model, **options)
+
+
+def _statistician(*, model: Any = None, seed: int | None = 0, **options: Any) -> Any:
+    from silicolab.scientists.boxinggym.apprentice import require_ppl
+    from silicolab.scientists.boxinggym.apprentice.reference_statistician import (
+        ReferenceStatistician,
+    )
+
+    require_ppl()
+    return ReferenceStatistician(seed=seed, **options)
+
+
 FAMILY = Family(
     name="boxinggym",
-    scientists={"reference": _reference, "random": _random, "llm": _llm},
+    scientists={
+        "reference": _reference,
+        "random": _random,
+        "llm": _llm,
+        "apprentice": _apprentice,
+        "statistician": _statistician,
+    },
     aliases={"boed": "reference"},
+    needs_model=frozenset({"llm", "apprentice"}),
     play=aplay_episode,
     record_type=BoxingRecord,
 )

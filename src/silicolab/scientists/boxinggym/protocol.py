@@ -121,7 +121,11 @@ async def _evaluate(
     prefix: str,
     n_experiments: int,
 ) -> CheckpointScore:
-    answers = [await agent.aanswer(q, prefix) for q in questions]
+    many = getattr(agent, "aanswer_many", None)  # one fit answers every question at once
+    if many is not None:
+        answers = list(await many(list(questions), prefix))
+    else:
+        answers = [await agent.aanswer(q, prefix) for q in questions]
     predictions = [a.prediction for a in answers]
     score = goal.score(predictions, questions)
     return CheckpointScore(
@@ -212,6 +216,7 @@ async def aplay_episode(
     if the_novice is not None:
         record.usage["novice"] = dict(getattr(the_novice, "usage", {}) or {})
     record.transcript = list(getattr(scientist, "messages", []) or [])
+    record.programs = list(getattr(scientist, "programs", []) or [])
     record.truth = jsonable(env.to_record())
     if regret:
         _add_regret(record, env, regret_random, regret_estimator, regret_nmc)

@@ -85,7 +85,9 @@ class BoxingRecord:
     failed tries and environment messages included; ``outcomes`` the accepted experiments;
     ``novice`` the novice's evaluation after communication; ``regret`` the EI regret per
     accepted step (``regret_detail`` holds ``eig.ei_regret``'s full result); ``usage`` the
-    LLM calls and tokens per tag; ``truth`` the environment's record (true parameters, data).
+    LLM calls and tokens per tag; ``programs`` the apprentice's fitted programs per
+    evaluation (empty for other scientists); ``truth`` the environment's record (true
+    parameters, data).
     """
 
     env: str
@@ -116,6 +118,7 @@ class BoxingRecord:
     runtime_s: float = 0.0
     regret_runtime_s: float = 0.0
     transcript: list[dict[str, str]] = field(default_factory=list)
+    programs: list[dict[str, Any]] = field(default_factory=list)
     truth: dict[str, Any] = field(default_factory=dict)
     schema_version: str = SCHEMA_VERSION
 

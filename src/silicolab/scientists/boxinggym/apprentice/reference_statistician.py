@@ -16,8 +16,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from silicolab.core.errors import InputError
-from silicolab.scientists.boxinggym.apprentice import frames
 from silicolab.scientists.boxinggym.apprentice.execute import FitSettings, ProgramRun, arun_program
+from silicolab.scientists.boxinggym.apprentice.program_answers import (
+    ProgramAnswers,
+    answers_from_means,
+)
 from silicolab.scientists.boxinggym.apprentice.statistician import fit_job, problem
 from silicolab.scientists.boxinggym.llm import Answer
 from silicolab.scientists.boxinggym.reference import BayesianScientist
@@ -152,11 +155,11 @@ def true_program(env: BoxingEnv) -> str:
     return _HEAD.format(target=target) + _BODIES[env.name]
 
 
-class ReferenceStatistician(BayesianScientist):
+class ReferenceStatistician(ProgramAnswers, BayesianScientist):
     """Greedy-EIG designs; answers from the true model family fitted in the sandbox.
 
     ``settings`` configure the fits; other options go to :class:`BayesianScientist`.
-    :attr:`runs` keeps every fit of the episode."""
+    :attr:`fits` keeps every fit of the episode."""
 
     agent = "statistician"
     checkpoints = (0, 5, 10)
@@ -164,33 +167,18 @@ class ReferenceStatistician(BayesianScientist):
     def __init__(self, *, settings: FitSettings | None = None, **options: Any):
         super().__init__(**options)
         self.settings = settings or FitSettings()
-        self.runs: list[ProgramRun] = []
-
-    @property
-    def programs(self) -> list[dict[str, Any]]:
-        """Every fit of this episode (for the record)."""
-        return [r.to_dict() for r in self.runs]
+        self.fits: list[ProgramRun] = []
 
     async def astart(self, env: BoxingEnv) -> None:
         """Begin an episode on ``env``."""
         true_program(env)
         await super().astart(env)
-        self.runs = []
+        self.fits = []
 
     async def aanswer_many(self, questions: list[Question], prefix: str) -> list[Answer]:
         """Fit the true model family to the data so far and answer with its predictive mean."""
         run = await arun_program(
             true_program(self.env), fit_job(self.env, list(questions), self.settings), self.settings
         )
-        self.runs.append(run)
-        means = run.predictions if run.ok and run.predictions else [None] * len(questions)
-        return [
-            Answer(
-                None if m is None else frames.to_answer(self.env, m), None if m is None else str(m)
-            )
-            for m in means
-        ]
-
-    async def aanswer(self, question: Question, prefix: str) -> Answer:
-        """One question (a fit of its own; prefer :meth:`aanswer_many`)."""
-        return (await self.aanswer_many([question], prefix))[0]
+        self.fits.append(run)
+        return answers_from_means(self.env, run.predictions if run.ok else None, len(questions))

@@ -26,6 +26,10 @@ from silicolab.scientists.boxinggym.apprentice.execute import (
     arun_program,
     build_job,
 )
+from silicolab.scientists.boxinggym.apprentice.program_answers import (
+    ProgramAnswers,
+    answers_from_means,
+)
 from silicolab.scientists.boxinggym.apprentice.proposal import (
     MAX_TOKENS,
     TEMPERATURE,
@@ -178,7 +182,7 @@ class Statistician:
         return parse_criticism(reply)
 
 
-class ApprenticeScientist(LLMScientist):
+class ApprenticeScientist(ProgramAnswers, LLMScientist):
     """The LLM scientist guided by a statistician's programs (module docstring).
 
     ``model`` drives the scientist; ``statistician_model`` (default the same model) the
@@ -221,11 +225,6 @@ class ApprenticeScientist(LLMScientist):
             total[key] = total.get(key, 0) + value
         return total
 
-    @property
-    def programs(self) -> list[dict[str, Any]]:
-        """Every pass of the loop in this episode (for the record)."""
-        return [d.to_dict() for d in self.fits]
-
     async def astart(self, env: BoxingEnv) -> None:
         """Begin an episode on ``env`` (the statistician forgets earlier episodes)."""
         problem(env)
@@ -240,17 +239,7 @@ class ApprenticeScientist(LLMScientist):
         discovery = await self.statistician.adiscover(env, list(questions))
         self.fits.append(discovery)
         self._augment(discovery)
-        means = discovery.predictions or [None] * len(questions)
-        return [
-            Answer(
-                None if m is None else frames.to_answer(env, m), None if m is None else f"{m:.6g}"
-            )
-            for m in means
-        ]
-
-    async def aanswer(self, question: Question, prefix: str) -> Answer:
-        """One question (a pass of the loop of its own; prefer :meth:`aanswer_many`)."""
-        return (await self.aanswer_many([question], prefix))[0]
+        return answers_from_means(env, discovery.predictions, len(questions))
 
     async def aexplain(self, prompt: str, word_limit: int = 200) -> str:
         """The explanation, with the program and its posterior means in the prompt (a

@@ -158,3 +158,28 @@ def test_a_killed_driver_resumes_from_the_run_directory(ray_cluster: Any, tmp_pa
     recorded = [json.loads(line) for line in after]
     assert len({e["unit"] for e in recorded}) == len(recorded) == 100
     assert json.loads(resumed.stdout)["status"] == "finished"
+
+
+def test_a_runner_killed_mid_call_gives_its_slot_back_at_once(
+    llm_server_factory: Any, tmp_path: Any
+) -> None:
+    import functools
+
+    import ray
+
+    server = llm_server_factory(latency_s=0.5)
+    model = load_model("openai:fake-model", base_url=server.base_url, max_concurrency=1)
+    marker = tmp_path / "killed"
+    items = [(n, str(marker)) for n in range(6)]
+    unit = functools.partial(units.ask_or_die, model=model)
+    # one slot in all: had the dead runner's slot waited for its lease (minutes), no
+    # other unit could have run; the feeder tells the service the runner died instead
+    results = RayExecutor(6, progress=False).map(unit, items, key=lambda i: f"u{i[0]}")
+    assert marker.exists()
+    assert [r.value["n"] for r in results] == list(range(6))
+    assert all(r.value["text"] for r in results)
+    service = ray.get(model._ray_service[1].summary.remote())
+    assert service["slots_held"] == 0 and service["max_concurrent_calls"] == 1
+    assert server.stats.max_in_flight == 1  # the limit held while the slot was reclaimed
+    assert model.ledger.summary()["calls"] == 6  # one per unit; the dead call is not one
+    assert server.stats.ok >= 6

@@ -150,21 +150,30 @@ class LLMService:
             self._parked.pop(client, None)
         return granted
 
+    def _drop(self, task: asyncio.Task[Any], key: str) -> None:
+        """A begin nobody will collect: cancel it (it gives back what it held), or free
+        the slot it was granted, now or when it completes after all."""
+
+        def free(done: asyncio.Task[Any]) -> None:
+            if not done.cancelled() and done.exception() is None and done.result()[0] is None:
+                self._close(key, "", done.result()[1], 0, None, None)
+
+        if task.done():
+            free(task)
+        else:
+            task.cancel()
+            task.add_done_callback(free)  # a cancellation can lose a race with the grant
+
     async def forget(self, process: str) -> int:
         """The worker process ``process`` died: free at once the slots of its calls on the
         wire and of its begins granted but never collected, cancel its waiting begins, and
         let identical requests that waited for its calls make their own. Returns how
-        many calls were closed (none counted: the server may have seen them)."""
+        many calls on the wire were closed (none counted: the server may have seen them)."""
         closed = 0
         clients = set(self._parked) | set(self._open)
         for client in [c for c in clients if c.split(":")[0] == process]:
             for task, key in self._parked.pop(client, {}).values():
-                if not task.done():
-                    task.cancel()  # begin() gives back what it held when cancelled
-                elif not task.cancelled() and task.exception() is None:
-                    hit, lease = task.result()
-                    if hit is None:
-                        self._open.setdefault(client, {})[lease] = key
+                self._drop(task, key)
             for lease, key in self._open.pop(client, {}).items():
                 self._close(key, "", lease, 0, None, None)
                 closed += 1

@@ -183,3 +183,14 @@ def test_a_runner_killed_mid_call_gives_its_slot_back_at_once(
     assert server.stats.max_in_flight == 1  # the limit held while the slot was reclaimed
     assert model.ledger.summary()["calls"] == 6  # one per unit; the dead call is not one
     assert server.stats.ok >= 6
+
+
+def test_tasks_reuse_the_jobs_workers_when_every_node_imports_silicolab() -> None:
+    import ray
+
+    from silicolab.runtime.ray_executor import runtime_env_for
+
+    # the test nodes start with this source tree on PYTHONPATH (tests/support/ray_cluster)
+    assert runtime_env_for(ray) == {}
+    results = RayExecutor(2, progress=False).map(units.square_or_die, [(5, "unused")])
+    assert results[0].value["square"] == 25

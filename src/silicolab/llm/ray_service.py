@@ -12,15 +12,17 @@ does not travel as it is: :meth:`MeteredModel.__reduce_ex__` calls :func:`ship`,
 * ships instead a :class:`ServiceModel`: on the worker it keeps the retry layer and the
   backend (each worker sends its own HTTP requests) and asks the service before and after
   each call: ``begin`` (a cache hit, or a slot and the budget) and ``end`` (release the
-  slot, correct the token budget, store the answer, count it). Two round trips per call
-  that reaches the server, one per cache hit.
+  slot, correct the token budget, store the answer, count it). A worker's begins and
+  ends travel batched (:mod:`silicolab.llm.ray_channel`, :meth:`LLMService.exchange`).
 
 When a batch ends the calls the service counted are moved to the driver's model's ledger,
 so ``model.ledger.summary()`` counts the calls of every worker; the service stays with
 the model for its next batches (its per-minute budgets carry over, as locally) and Ray
-stops it with the model or the driver. A slot whose worker died mid-call is reclaimed
-after ``lease_s`` seconds: twice the longest a call can last with its retries
-(:func:`lease_for`; 22 min for a 60 s timeout and 5 retries of at most 60 s waits).
+stops it with the model or the driver. When a unit runner dies, the driver
+tells the service (:meth:`LLMService.forget`), which closes that process's calls at once;
+a slot whose holder died unnoticed is reclaimed after ``lease_s`` seconds: twice the
+longest a call can last with its retries (:func:`lease_for`; 22 min for a 60 s timeout
+and 5 retries of at most 60 s waits).
 """
 
 from __future__ import annotations

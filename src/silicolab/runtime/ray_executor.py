@@ -10,8 +10,11 @@ made* differs:
   retried by Ray up to ``max_retries`` times;
 * a coroutine function runs on **unit runners**, one async actor per node, each with an
   event loop running its share of the ``concurrency`` units at once (LLM-bound units
-  wait on the network, not on a CPU); a killed runner is restarted and its units are
-  retried (``max_restarts`` / ``max_task_retries``).
+  wait on the network, not on a CPU), fed in chunks (:mod:`silicolab.runtime.ray_runner`);
+  a killed runner is restarted and its unfinished units are submitted again.
+
+Tasks and runners get the ``runtime_env`` that puts a source tree on ``PYTHONPATH`` only
+when a node's workers could not import this silicolab otherwise (:func:`runtime_env_for`).
 
 The function is serialized once per batch, inside :func:`silicolab.core.remote.shipping`,
 so a language model inside it ships as a worker-side client of services the driver owns

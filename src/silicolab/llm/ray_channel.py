@@ -105,7 +105,7 @@ class Channel:
         try:
             granted = await self.service.exchange.remote(self.client, begins, ends, wait)
         except Exception as exc:  # the service is gone or broken: every waiter hears it
-            self._fail(exc, acks, begins if begins else None)
+            self._fail(exc, acks, None if wait else begins)  # a poll speaks for all
         else:
             for ack in acks:
                 if not ack.done():

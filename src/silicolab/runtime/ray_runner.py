@@ -49,6 +49,28 @@ def portable(exc: BaseException) -> BaseException:
     return exc
 
 
+def sendable(done: list[tuple[int, bool, Any]]) -> list[tuple[int, bool, Any]]:
+    """``done`` with every result that cannot be pickled replaced by an error, so one
+    unit's unpicklable value fails that unit, not every unit of the answer."""
+    from ray import cloudpickle
+
+    try:
+        cloudpickle.dumps(done)
+    except Exception:
+        return [(i, *_one_sendable(ok, value)) for i, ok, value in done]
+    return done
+
+
+def _one_sendable(ok: bool, value: Any) -> tuple[bool, Any]:
+    from ray import cloudpickle
+
+    try:
+        cloudpickle.dumps(value)
+    except Exception as exc:
+        return False, RuntimeError(f"the unit's result cannot be sent to the driver: {exc}")
+    return ok, value
+
+
 class UnitRunner:
     """An async actor running coroutine units on its event loop (one per node)."""
 
@@ -104,7 +126,7 @@ class UnitRunner:
                 await asyncio.wait_for(ready.wait(), timeout=wait_s)
             await asyncio.sleep(GATHER_S)
         done, self._done[feeder] = self._done[feeder], []
-        return self.incarnation, done
+        return self.incarnation, sendable(done)
 
     async def forget(self, feeder: str, cancel: bool) -> None:
         """Drop the feeder's results (its batch is over), cancelling its running units."""
@@ -221,4 +243,4 @@ class Feeder:
                 entry[0].set_exception(exc)
 
 
-__all__ = ["COLLECT_S", "Feeder", "UnitRunner", "portable"]
+__all__ = ["COLLECT_S", "Feeder", "UnitRunner", "portable", "sendable"]

@@ -194,3 +194,19 @@ def test_tasks_reuse_the_jobs_workers_when_every_node_imports_silicolab() -> Non
     assert runtime_env_for(ray) == {}
     results = RayExecutor(2, progress=False).map(units.square_or_die, [(5, "unused")])
     assert results[0].value["square"] == 25
+
+
+def test_a_coroutine_units_own_error_is_recorded_or_raised_as_it_was(tmp_path: Any) -> None:
+    run = Run.create(tmp_path, kind="bench")
+    results = RayExecutor(3, progress=False).map(
+        units.fail_on_two, range(5), run=run, on_error="record"
+    )
+    assert [r.value for r in results] == [0, 1, None, 3, 4]
+    assert results[2].error == "KeyError: 'no unit 2'"
+    assert sorted((e["unit"], e["status"]) for e in _events(run)) == [
+        ("0", "ok"), ("1", "ok"), ("2", "error"), ("3", "ok"), ("4", "ok")
+    ]  # fmt: skip
+    with pytest.raises(KeyError, match="no unit 2"):
+        RayExecutor(3, progress=False).map(units.fail_on_two, range(5))
+    again = RayExecutor(3, progress=False).map(units.fail_on_two, [0, 1], key=str)
+    assert [r.value for r in again] == [0, 1]  # the runners serve the next batch

@@ -44,3 +44,11 @@ async def ask_or_die(item: tuple[int, str], model: Any) -> dict[str, Any]:
         await asyncio.sleep(0.15)  # the call is on the wire, its slot held
         _die_once(Path(marker))
     return {"n": n, "text": (await call).text, "pid": os.getpid()}
+
+
+async def fail_on_two(item: int) -> int:
+    """A coroutine unit whose own error (unit 2) must reach the driver as it was raised."""
+    await asyncio.sleep(0.01 * item)
+    if item == 2:
+        raise KeyError(f"no unit {item}")
+    return item

@@ -13,7 +13,9 @@ prints what it measures and writes ``benchmarks/results/bench_ray.json``:
    calls in flight, after a first batch of 128 units has started the runners and the
    LLM service (its time is shown apart); the ideal is ``ceil(1000 / 64) * 0.2 s``
    (target within 1.2x), the server's maximum concurrency (must be <= 64) and
-   its request count (must equal the ledger's). Also the round trip to the LLM service.
+   its request count (must equal the ledger's), and the messages the LLM service
+   received per call (workers batch their begins and ends). Also the round trip to the
+   LLM service.
 3. **The plan in docs/scale.md** - a discrete-event simulation (``simulate_plan``) of a
    10,000-condition study on 100 nodes against a provider's limits, using the measured
    service costs.
@@ -91,17 +93,26 @@ def llm_bound(units: int, limit: int, latency: float) -> dict[str, Any]:
         out["first_batch_s"] = round(time.perf_counter() - start, 3)
         server.reset_stats()
         model.ledger.reset()
+        before = service_messages(model)
         start = time.perf_counter()
         results = executor.map(fn, range(units), key=str)
         wall = time.perf_counter() - start
         stats = server.stats
         ledger = model.ledger.summary()
+        out["service_messages_per_call"] = round((service_messages(model) - before) / units, 3)
     ideal = math.ceil(units / limit) * latency
     out.update(wall_s=round(wall, 3), ideal_s=round(ideal, 3), ratio=round(wall / ideal, 3))
     out.update(server_max_concurrency=stats.max_in_flight, server_requests=stats.ok)
     out.update(ledger_calls=ledger["calls"], errors=sum(not r.ok for r in results))
     out.update(service=service_round_trip())
     return out
+
+
+def service_messages(model: Any) -> int:
+    """How many messages the model's LLM service has received from workers' channels."""
+    import ray
+
+    return int(ray.get(model._ray_service[1].summary.remote())["messages"])
 
 
 def service_round_trip(calls: int = 300) -> dict[str, float]:

@@ -158,3 +158,55 @@ def test_a_killed_driver_resumes_from_the_run_directory(ray_cluster: Any, tmp_pa
     recorded = [json.loads(line) for line in after]
     assert len({e["unit"] for e in recorded}) == len(recorded) == 100
     assert json.loads(resumed.stdout)["status"] == "finished"
+
+
+def test_a_runner_killed_mid_call_gives_its_slot_back_at_once(
+    llm_server_factory: Any, tmp_path: Any
+) -> None:
+    import functools
+
+    import ray
+
+    server = llm_server_factory(latency_s=0.5)
+    model = load_model("openai:fake-model", base_url=server.base_url, max_concurrency=1)
+    marker = tmp_path / "killed"
+    items = [(n, str(marker)) for n in range(6)]
+    unit = functools.partial(units.ask_or_die, model=model)
+    # one slot in all: had the dead runner's slot waited for its lease (minutes), no
+    # other unit could have run; the feeder tells the service the runner died instead
+    results = RayExecutor(6, progress=False).map(unit, items, key=lambda i: f"u{i[0]}")
+    assert marker.exists()
+    assert [r.value["n"] for r in results] == list(range(6))
+    assert all(r.value["text"] for r in results)
+    service = ray.get(model._ray_service[1].summary.remote())
+    assert service["slots_held"] == 0 and service["max_concurrent_calls"] == 1
+    assert server.stats.max_in_flight == 1  # the limit held while the slot was reclaimed
+    assert model.ledger.summary()["calls"] == 6  # one per unit; the dead call is not one
+    assert server.stats.ok >= 6
+
+
+def test_tasks_reuse_the_jobs_workers_when_every_node_imports_silicolab() -> None:
+    import ray
+
+    from silicolab.runtime.ray_executor import runtime_env_for
+
+    # the test nodes start with this source tree on PYTHONPATH (tests/support/ray_cluster)
+    assert runtime_env_for(ray) == {}
+    results = RayExecutor(2, progress=False).map(units.square_or_die, [(5, "unused")])
+    assert results[0].value["square"] == 25
+
+
+def test_a_coroutine_units_own_error_is_recorded_or_raised_as_it_was(tmp_path: Any) -> None:
+    run = Run.create(tmp_path, kind="bench")
+    results = RayExecutor(3, progress=False).map(
+        units.fail_on_two, range(5), run=run, on_error="record"
+    )
+    assert [r.value for r in results] == [0, 1, None, 3, 4]
+    assert results[2].error == "KeyError: 'no unit 2'"
+    assert sorted((e["unit"], e["status"]) for e in _events(run)) == [
+        ("0", "ok"), ("1", "ok"), ("2", "error"), ("3", "ok"), ("4", "ok")
+    ]  # fmt: skip
+    with pytest.raises(KeyError, match="no unit 2"):
+        RayExecutor(3, progress=False).map(units.fail_on_two, range(5))
+    again = RayExecutor(3, progress=False).map(units.fail_on_two, [0, 1], key=str)
+    assert [r.value for r in again] == [0, 1]  # the runners serve the next batch

@@ -34,3 +34,21 @@ async def async_square_or_die(item: tuple[int, str]) -> dict[str, Any]:
     if n == 3:
         _die_once(Path(marker))
     return {"n": n, "square": n * n, "pid": os.getpid()}
+
+
+async def ask_or_die(item: tuple[int, str], model: Any) -> dict[str, Any]:
+    """One LLM call; unit 3 kills its unit runner once while its call holds a slot."""
+    n, marker = item
+    call = asyncio.ensure_future(model.agenerate(f"question {n}", tag="unit"))
+    if n == 3:
+        await asyncio.sleep(0.15)  # the call is on the wire, its slot held
+        _die_once(Path(marker))
+    return {"n": n, "text": (await call).text, "pid": os.getpid()}
+
+
+async def fail_on_two(item: int) -> int:
+    """A coroutine unit whose own error (unit 2) must reach the driver as it was raised."""
+    await asyncio.sleep(0.01 * item)
+    if item == 2:
+        raise KeyError(f"no unit {item}")
+    return item

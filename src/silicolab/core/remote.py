@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+#: This process's identity for the services of a session: a service names the callers it
+#: serves by it, so that when a worker process dies its calls can be closed at once.
+PROCESS_ID = uuid.uuid4().hex
 _CURRENT: ContextVar[RemoteSession | None] = ContextVar("silicolab_remote_session", default=None)
 
 
@@ -29,6 +33,7 @@ class RemoteSession:
         self.runtime_env = runtime_env or {}
         self._services: dict[Any, Any] = {}
         self._closers: list[Callable[[], None]] = []
+        self._mourners: list[Callable[[str], None]] = []
 
     def service(self, key: Any, make: Callable[[], Any]) -> Any:
         """The service stored under ``key``, made by ``make()`` the first time."""
@@ -40,6 +45,16 @@ class RemoteSession:
         """Call ``closer()`` when the batch ends (in the order registered)."""
         self._closers.append(closer)
 
+    def on_worker_death(self, mourner: Callable[[str], None]) -> None:
+        """Call ``mourner(process_id)`` when a worker process of the batch is known dead."""
+        self._mourners.append(mourner)
+
+    def worker_died(self, process_id: str) -> None:
+        """A worker process (its :data:`PROCESS_ID`) died: tell the services."""
+        for mourner in list(self._mourners):
+            with contextlib.suppress(Exception):
+                mourner(process_id)
+
     def close(self) -> None:
         """Run the closers once; the first error is raised after all have run."""
         closers, self._closers = self._closers, []
@@ -50,6 +65,7 @@ class RemoteSession:
             except Exception as exc:
                 errors.append(exc)
         self._services.clear()
+        self._mourners.clear()
         if errors:
             raise errors[0]
 
@@ -81,4 +97,4 @@ def worker_runtime_env() -> dict[str, Any]:
     return {"env_vars": {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}}
 
 
-__all__ = ["RemoteSession", "current_session", "shipping", "worker_runtime_env"]
+__all__ = ["PROCESS_ID", "RemoteSession", "current_session", "shipping", "worker_runtime_env"]

@@ -12,15 +12,17 @@ does not travel as it is: :meth:`MeteredModel.__reduce_ex__` calls :func:`ship`,
 * ships instead a :class:`ServiceModel`: on the worker it keeps the retry layer and the
   backend (each worker sends its own HTTP requests) and asks the service before and after
   each call: ``begin`` (a cache hit, or a slot and the budget) and ``end`` (release the
-  slot, correct the token budget, store the answer, count it). Two round trips per call
-  that reaches the server, one per cache hit.
+  slot, correct the token budget, store the answer, count it). A worker's begins and
+  ends travel batched (:mod:`silicolab.llm.ray_channel`, :meth:`LLMService.exchange`).
 
 When a batch ends the calls the service counted are moved to the driver's model's ledger,
 so ``model.ledger.summary()`` counts the calls of every worker; the service stays with
 the model for its next batches (its per-minute budgets carry over, as locally) and Ray
-stops it with the model or the driver. A slot whose worker died mid-call is reclaimed
-after ``lease_s`` seconds: twice the longest a call can last with its retries
-(:func:`lease_for`; 22 min for a 60 s timeout and 5 retries of at most 60 s waits).
+stops it with the model or the driver. When a unit runner dies, the driver
+tells the service (:meth:`LLMService.forget`), which closes that process's calls at once;
+a slot whose holder died unnoticed is reclaimed after ``lease_s`` seconds: twice the
+longest a call can last with its retries (:func:`lease_for`; 22 min for a 60 s timeout
+and 5 retries of at most 60 s waits).
 """
 
 from __future__ import annotations
@@ -33,15 +35,18 @@ from typing import Any
 
 from silicolab.core.errors import LLMError
 from silicolab.core.remote import RemoteSession
-from silicolab.llm.base import LanguageModel, ModelWrapper
+from silicolab.llm.base import LanguageModel, ModelWrapper, PerLoop
 from silicolab.llm.cache import CachedModel, SQLiteCache, _as_hit, cache_key
 from silicolab.llm.ledger import Ledger, MeteredModel, Prices
 from silicolab.llm.limits import LimitedModel, TokenBucket
+from silicolab.llm.ray_channel import Channel
 from silicolab.llm.types import Completion, Request
 
 #: How long a concurrency slot may be held before the service takes it back (its worker
 #: is presumed dead), when the model does not say how long its longest call can take.
 DEFAULT_LEASE_S = 1800.0
+#: The longest a poll of a worker's channel waits for a grant before answering (empty).
+POLL_S = 1.0
 
 
 def lease_for(transport: LanguageModel) -> float:
@@ -106,6 +111,75 @@ class LLMService:
         self.ledger = Ledger(prices=prices)
         self.lease_s = lease_s
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        self._parked: dict[str, dict[int, tuple[asyncio.Task[Any], str]]] = {}
+        self._open: dict[str, dict[Any, str]] = {}  # client -> lease -> key, calls on the wire
+        #: Messages received from channels (for benchmarks).
+        self.messages = 0
+
+    async def exchange(
+        self, client: str, begins: list[tuple[int, str, str, int]], ends: list[Any], wait: bool
+    ) -> list[tuple[int, Any, Any, BaseException | None]]:
+        """One message of a worker's :class:`~silicolab.llm.ray_channel.Channel`: apply
+        ``ends`` (freeing their slots), start ``begins`` (``(id, key, tag, reserve)``), and
+        answer with this client's begins granted so far as ``(id, hit, lease, error)``.
+        With ``wait`` (a poll), first wait up to :data:`POLL_S` for one to be granted."""
+        self.messages += 1
+        for end in ends:
+            self._open.get(client, {}).pop(end[2], None)
+            self._close(*end)
+        parked = self._parked.setdefault(client, {})
+        for ident, key, tag, reserve in begins:
+            parked[ident] = (asyncio.ensure_future(self.begin(key, tag, reserve)), key)
+        if parked:
+            for _ in range(2):  # begins that need not wait complete within two steps
+                await asyncio.sleep(0)
+            if wait and not any(task.done() for task, _ in parked.values()):
+                tasks = [task for task, _ in parked.values()]
+                await asyncio.wait(tasks, timeout=POLL_S, return_when=asyncio.FIRST_COMPLETED)
+        return self._collect(client)
+
+    def _collect(self, client: str) -> list[tuple[int, Any, Any, BaseException | None]]:
+        parked = self._parked.get(client, {})
+        granted = []
+        for ident in [i for i, (task, _) in parked.items() if task.done()]:
+            task, key = parked.pop(ident)
+            error = task.exception() if not task.cancelled() else asyncio.CancelledError()
+            hit, lease = (None, None) if error is not None else task.result()
+            if error is None and hit is None:
+                self._open.setdefault(client, {})[lease] = key
+            granted.append((ident, hit, lease, error))
+        if not parked:
+            self._parked.pop(client, None)
+        return granted
+
+    def _drop(self, task: asyncio.Task[Any], key: str) -> None:
+        """A begin nobody will collect: cancel it (it gives back what it held), or free
+        the slot it was granted, now or when it completes after all."""
+
+        def free(done: asyncio.Task[Any]) -> None:
+            if not done.cancelled() and done.exception() is None and done.result()[0] is None:
+                self._close(key, "", done.result()[1], 0, None, None)
+
+        if task.done():
+            free(task)
+        else:
+            task.cancel()
+            task.add_done_callback(free)  # a cancellation can lose a race with the grant
+
+    async def forget(self, process: str) -> int:
+        """The worker process ``process`` died: free at once the slots of its calls on the
+        wire and of its begins granted but never collected, cancel its waiting begins, and
+        let identical requests that waited for its calls make their own. Returns how
+        many calls on the wire were closed (none counted: the server may have seen them)."""
+        closed = 0
+        clients = set(self._parked) | set(self._open)
+        for client in [c for c in clients if c.split(":")[0] == process]:
+            for task, key in self._parked.pop(client, {}).values():
+                self._drop(task, key)
+            for lease, key in self._open.pop(client, {}).items():
+                self._close(key, "", lease, 0, None, None)
+                closed += 1
+        return closed
 
     async def begin(self, key: str, tag: str, reserve: int) -> tuple[Completion | None, Any]:
         """``(hit, None)`` for an answer already known, else ``(None, lease)`` once a slot
@@ -116,11 +190,16 @@ class LLMService:
                 self.ledger.record(tag, hit)
                 return hit, None
             self._inflight.setdefault(key, asyncio.get_running_loop().create_future())
-        lease = await self.slots.acquire() if self.slots is not None else None
-        if self.requests is not None:
-            await self.requests.acquire(1)
-        if self.tokens is not None:
-            await self.tokens.acquire(reserve)
+        lease = None
+        try:
+            lease = await self.slots.acquire() if self.slots is not None else None
+            if self.requests is not None:
+                await self.requests.acquire(1)
+            if self.tokens is not None:
+                await self.tokens.acquire(reserve)
+        except BaseException:  # cancelled (its worker died): give back what it held
+            self._close(key, tag, lease, reserve, None, None)
+            raise
         return None, lease
 
     async def _shared(self, key: str) -> Completion | None:
@@ -145,6 +224,17 @@ class LLMService:
     ) -> None:
         """Close a call: free its slot; on success correct the token budget, store and
         count the answer; on a final failure (``attempts`` given) count the error."""
+        self._close(key, tag, lease, reserve, completion, attempts)
+
+    def _close(
+        self,
+        key: str,
+        tag: str,
+        lease: Any,
+        reserve: int,
+        completion: Completion | None,
+        attempts: int | None,
+    ) -> None:
         if self.slots is not None:
             self.slots.release(lease)
         future = self._inflight.pop(key, None)
@@ -171,7 +261,13 @@ class LLMService:
     async def summary(self) -> dict[str, Any]:
         """The ledger's summary, plus the most slots ever held at once."""
         max_held = self.slots.max_held if self.slots is not None else None
-        return {**self.ledger.summary(), "max_concurrent_calls": max_held}
+        held = len(self.slots._leases) if self.slots is not None else None
+        return {
+            **self.ledger.summary(),
+            "max_concurrent_calls": max_held,
+            "slots_held": held,
+            "messages": self.messages,
+        }
 
 
 class ServiceModel(ModelWrapper):
@@ -184,29 +280,36 @@ class ServiceModel(ModelWrapper):
         self.service = service
         self.tokens = tokens
         self._ledger = Ledger(prices=prices)
+        self._channel = PerLoop(lambda: Channel(service))
 
     @property
     def ledger(self) -> Ledger:
         return self._ledger
 
+    @property
+    def channel(self) -> Channel:
+        """This event loop's batched connection to the service."""
+        return self._channel.get()
+
     async def acomplete(self, request: Request) -> Completion:
         key = cache_key(self.inner.identity(), request)
         reserve = (request.prompt_chars() + 3) // 4 + (request.max_tokens or 256)
         reserve = reserve if self.tokens else 0
-        hit, lease = await self.service.begin.remote(key, request.tag, reserve)
+        channel = self.channel
+        hit, lease = await channel.begin(key, request.tag, reserve)
         if hit is not None:
             self._ledger.record(request.tag, hit)
             return hit
         try:
             completion = await self.inner.acomplete(request)
         except LLMError as err:
-            await self.service.end.remote(key, request.tag, lease, reserve, None, err.attempts)
+            await channel.end(key, request.tag, lease, reserve, None, err.attempts)
             self._ledger.record_error(request.tag, err.attempts)
             raise
         except BaseException:
-            self.service.end.remote(key, request.tag, lease, reserve, None, None)  # free the slot
+            channel.end_now(key, request.tag, lease, reserve, None, None)  # free the slot
             raise
-        await self.service.end.remote(key, request.tag, lease, reserve, completion, None)
+        await channel.end(key, request.tag, lease, reserve, completion, None)
         self._ledger.record(request.tag, completion)
         return completion
 
@@ -251,6 +354,7 @@ def _start(model: MeteredModel, session: RemoteSession) -> Any:
         model.ledger.absorb(ray.get(actor.drain.remote()))
 
     session.on_close(close)
+    session.on_worker_death(lambda process: actor.forget.remote(process))
     return actor
 
 
@@ -286,4 +390,4 @@ def _per_minute(limited: LimitedModel | None, bucket: str) -> float | None:
     return None if found is None else found.capacity
 
 
-__all__ = ["DEFAULT_LEASE_S", "LLMService", "ServiceModel", "ship"]
+__all__ = ["DEFAULT_LEASE_S", "POLL_S", "LLMService", "ServiceModel", "ship"]

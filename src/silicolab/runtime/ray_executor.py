@@ -10,8 +10,11 @@ made* differs:
   retried by Ray up to ``max_retries`` times;
 * a coroutine function runs on **unit runners**, one async actor per node, each with an
   event loop running its share of the ``concurrency`` units at once (LLM-bound units
-  wait on the network, not on a CPU); a killed runner is restarted and its units are
-  retried (``max_restarts`` / ``max_task_retries``).
+  wait on the network, not on a CPU), fed in chunks (:mod:`silicolab.runtime.ray_runner`);
+  a killed runner is restarted and its unfinished units are submitted again.
+
+Tasks and runners get the ``runtime_env`` that puts a source tree on ``PYTHONPATH`` only
+when a node's workers could not import this silicolab otherwise (:func:`runtime_env_for`).
 
 The function is serialized once per batch, inside :func:`silicolab.core.remote.shipping`,
 so a language model inside it ships as a worker-side client of services the driver owns
@@ -37,12 +40,20 @@ from urllib.parse import urlsplit
 from silicolab.core.errors import InputError
 from silicolab.core.remote import RemoteSession, shipping, worker_runtime_env
 from silicolab.runtime.base import Executor
+from silicolab.runtime.ray_runner import Feeder, UnitRunner
 
 INSTALL_HINT = "--executor ray needs Ray: install silicolab[ray] (pip install 'silicolab[ray]')"
 #: Seconds to wait for a cluster address to accept a connection before giving up.
 CONNECT_TIMEOUT_S = 5.0
+#: Seconds to wait for every node to say where it imports silicolab from.
+PROBE_TIMEOUT_S = 30.0
 #: Functions already deserialized in this worker process, by object id (one per batch).
 _FUNCTIONS: dict[str, Any] = {}
+#: Concurrent actor calls a unit runner serves (submits and collects of its feeders; the
+#: units themselves are tasks on its event loop, as many as the driver gives it).
+RUNNER_CALLS = 64
+#: The runtime_env each job's tasks need, by job id (see :func:`runtime_env_for`).
+_ENVS: dict[Any, dict[str, Any]] = {}
 #: The driver's unit runners, by job, nodes and options (reused by later batches).
 _RUNNERS: dict[tuple[Any, ...], list[Any]] = {}
 
@@ -98,6 +109,47 @@ def probe(address: str) -> None:
         ) from exc
 
 
+def silicolab_path() -> str:
+    """Where this process imports silicolab from (run on every node by :func:`runtime_env_for`)."""
+    import silicolab
+
+    return str(silicolab.__file__)
+
+
+def runtime_env_for(ray: Any) -> dict[str, Any]:
+    """The ``runtime_env`` this job's tasks and actors need: none when the worker processes
+    every alive node starts already import this same silicolab (an installed package, or
+    nodes started with it on ``PYTHONPATH``), else :func:`worker_runtime_env`.
+
+    Asked once per job, by one small task per node, all at once: each starts the node's
+    worker process that the batch's first units then reuse (a task with a ``runtime_env``
+    of its own could not: Ray starts new processes for it, a second or more each)."""
+    job = ray.get_runtime_context().get_job_id()
+    if job not in _ENVS:
+        needed = worker_runtime_env()
+        _ENVS[job] = needed and _probe_nodes(ray, needed)
+    return _ENVS[job]
+
+
+def _probe_nodes(ray: Any, needed: dict[str, Any]) -> dict[str, Any]:
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    here = silicolab_path()
+    probe = ray.remote(silicolab_path)
+    nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+    refs = [
+        probe.options(
+            num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)
+        ).remote()
+        for n in nodes
+    ]
+    try:
+        found = ray.get(refs, timeout=PROBE_TIMEOUT_S)
+    except Exception:  # a worker that cannot import silicolab at all, or no answer
+        return needed
+    return {} if found and all(path == here for path in found) else needed
+
+
 def _function(box: list[Any]) -> Any:
     """The batch's function from its boxed object ref (deserialized once per process)."""
     import ray
@@ -122,24 +174,6 @@ async def _awaited(value: Any) -> Any:
     return await value
 
 
-class UnitRunner:
-    """An async actor running coroutine units on its event loop (one per node)."""
-
-    def __init__(self) -> None:
-        self._functions: dict[str, Any] = {}
-
-    async def run(self, box: list[Any], item: Any) -> Any:
-        """``fn(item)`` awaited; the batch's function is deserialized on first use (the
-        last few batches' functions are kept: a runner serves every batch of its driver)."""
-        key = box[0].hex()
-        if key not in self._functions:
-            while len(self._functions) >= 4:
-                self._functions.pop(next(iter(self._functions)))
-            self._functions[key] = await box[0]
-        value = self._functions[key](item)
-        return await value if inspect.isawaitable(value) else value
-
-
 @dataclass
 class _Batch:
     """What one ``amap`` holds on the cluster: the shipped function, how units are
@@ -148,6 +182,7 @@ class _Batch:
     box: list[Any]
     task: Any = None
     runners: list[Any] = field(default_factory=list)
+    feeders: list[Feeder] = field(default_factory=list)
     load: list[int] = field(default_factory=list)
     inflight: set[Any] = field(default_factory=set)
 
@@ -195,9 +230,8 @@ class RayExecutor(Executor):
     async def _session(self, fn: Callable[[Any], Any]) -> AsyncIterator[_Batch]:
         ray = import_ray()
         connect(ray, self.address)  # on the main thread: ray.init installs signal handlers
-        remote = RemoteSession(
-            f"silicolab-{uuid.uuid4().hex[:12]}", runtime_env=worker_runtime_env()
-        )
+        env = await asyncio.to_thread(runtime_env_for, ray)
+        remote = RemoteSession(f"silicolab-{uuid.uuid4().hex[:12]}", runtime_env=env)
         try:
             with shipping(remote):
                 batch = _Batch(box=[ray.put(fn)])
@@ -208,13 +242,19 @@ class RayExecutor(Executor):
                 batch.task = ray.remote(run_unit_task).options(
                     runtime_env=remote.runtime_env, **options
                 )
+            failed = False
             try:
                 yield batch
             except BaseException:
+                failed = True
                 for ref in list(batch.inflight):
                     with contextlib.suppress(Exception):
-                        ray.cancel(ref, force=batch.task is not None)
+                        ray.cancel(ref, force=True)
                 raise
+            finally:
+                for feeder in batch.feeders:
+                    with contextlib.suppress(Exception):
+                        feeder.close(cancel=failed)
         finally:
             await asyncio.to_thread(remote.close)
 
@@ -222,43 +262,55 @@ class RayExecutor(Executor):
         """One unit runner per alive node (at most ``concurrency``), sharing the units.
         Runners are kept for the later batches of this driver (Ray stops them with it):
         starting one costs a worker process, about a second."""
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")] or [None]
         nodes = nodes[: self.concurrency]
         per_runner = math.ceil(self.concurrency / len(nodes))
         job = ray.get_runtime_context().get_job_id()
         key = (job, tuple(nodes), per_runner, self.max_retries, repr(remote.runtime_env))
-        if key in _RUNNERS:
-            batch.runners = _RUNNERS[key]
-            batch.load = [0] * len(batch.runners)
-            return
+        if key not in _RUNNERS:
+            _RUNNERS[key] = self._new_runners(ray, nodes, per_runner, remote)
+        batch.runners = _RUNNERS[key]
+        batch.feeders = [
+            Feeder(r, batch.box, self.max_retries, on_death=remote.worker_died)
+            for r in batch.runners
+        ]
+        batch.load = [0] * len(batch.runners)
+
+    def _new_runners(
+        self, ray: Any, nodes: list[Any], per_runner: int, remote: RemoteSession
+    ) -> list[Any]:
+        """Start one unit runner on each of ``nodes`` (soft affinity: if a node dies, its
+        runner restarts elsewhere)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        runners = []
         actor = ray.remote(UnitRunner)
         for node in nodes:
             strategy = None if node is None else NodeAffinitySchedulingStrategy(node, soft=True)
-            batch.runners.append(
+            runners.append(
                 actor.options(
                     num_cpus=0,
-                    max_concurrency=per_runner,
+                    max_concurrency=RUNNER_CALLS,
                     max_restarts=self.max_retries,
                     max_task_retries=self.max_retries,
                     scheduling_strategy=strategy,
                     runtime_env=remote.runtime_env,
                 ).remote()
             )
-        batch.load = [0] * len(batch.runners)
-        _RUNNERS[key] = batch.runners
+        return runners
 
     async def _call(self, fn: Callable[[Any], Any], item: Any, session: _Batch) -> Any:
         import ray
 
-        if session.task is not None:
-            ref = session.task.remote(session.box, item)
-            index = None
-        else:
+        if session.task is None:
             index = min(range(len(session.load)), key=session.load.__getitem__)
             session.load[index] += 1
-            ref = session.runners[index].run.remote(session.box, item)
+            try:
+                return await session.feeders[index].call(item)
+            finally:
+                session.load[index] -= 1
+        ref = session.task.remote(session.box, item)
         session.inflight.add(ref)
         try:
             return await ref
@@ -269,8 +321,6 @@ class RayExecutor(Executor):
             raise
         finally:
             session.inflight.discard(ref)
-            if index is not None:
-                session.load[index] -= 1
 
 
 __all__ = ["INSTALL_HINT", "RayExecutor", "connect", "import_ray"]

@@ -51,6 +51,11 @@ def local_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[Cluster]:
     scratch = Path(tempfile.mkdtemp(prefix="slray-"))  # short: Ray's socket paths live here
     src = str(Path(silicolab.__file__).resolve().parents[1])
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    # Ray >= 2.59 turns token authentication on for a head started where ~/.ray/auth_token
+    # exists (any private ray.init() writes one), while `ray start --address` sends no
+    # token unless RAY_AUTH_MODE=token: the second node would be refused. A loopback test
+    # cluster needs no token; saying so on every node makes it independent of ~/.ray.
+    env["RAY_AUTH_MODE"] = "disabled"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
     port = _free_port()
     address = f"127.0.0.1:{port}"

@@ -84,7 +84,8 @@ def connect(ray: Any, address: str | None) -> None:
         where = f" at {address}" if address else ""
         raise InputError(
             f"cannot reach the Ray cluster{where} ({str(exc).splitlines()[0][:160]}): start "
-            "one with 'ray start --head' or check --ray-address"
+            "one with 'ray start --head' or check --ray-address (a cluster with token "
+            "authentication also needs its token here: RAY_AUTH_TOKEN or ~/.ray/auth_token)"
         ) from exc
     finally:
         if previous is not None:  # keep the CLI's SIGTERM handling (interrupted + resume hint)

@@ -109,7 +109,7 @@ def test_service_limits_caches_counts_and_reclaims_dead_slots(tmp_path: Any) -> 
         # the holder's worker "dies" (never calls end): the lease expires and is reclaimed
         hit2, lease2 = await asyncio.wait_for(waiter, timeout=10)
         assert hit2 is None and lease2 != lease
-        await service.end("k2", "t", lease2, 0, Completion("two", Usage(2, 1)), None)
+        service.end("k2", "t", lease2, 0, Completion("two", Usage(2, 1)), None)
         hit3, _ = await service.begin("k2", "t", 0)
         assert hit3 is not None and hit3.text == "two" and hit3.cached
         summary = await service.summary()

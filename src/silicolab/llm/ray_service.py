@@ -126,7 +126,7 @@ class LLMService:
         self.messages += 1
         for end in ends:
             self._open.get(client, {}).pop(end[2], None)
-            self._close(*end)
+            self.end(*end)
         parked = self._parked.setdefault(client, {})
         for ident, key, tag, reserve in begins:
             parked[ident] = (asyncio.ensure_future(self.begin(key, tag, reserve)), key)
@@ -158,7 +158,7 @@ class LLMService:
 
         def free(done: asyncio.Task[Any]) -> None:
             if not done.cancelled() and done.exception() is None and done.result()[0] is None:
-                self._close(key, "", done.result()[1], 0, None, None)
+                self.end(key, "", done.result()[1], 0, None, None)
 
         if task.done():
             free(task)
@@ -177,7 +177,7 @@ class LLMService:
             for task, key in self._parked.pop(client, {}).values():
                 self._drop(task, key)
             for lease, key in self._open.pop(client, {}).items():
-                self._close(key, "", lease, 0, None, None)
+                self.end(key, "", lease, 0, None, None)
                 closed += 1
         return closed
 
@@ -198,7 +198,7 @@ class LLMService:
             if self.tokens is not None:
                 await self.tokens.acquire(reserve)
         except BaseException:  # cancelled (its worker died): give back what it held
-            self._close(key, tag, lease, reserve, None, None)
+            self.end(key, tag, lease, reserve, None, None)
             raise
         return None, lease
 
@@ -213,7 +213,7 @@ class LLMService:
             return _as_hit(pending.result())
         return None
 
-    async def end(
+    def end(
         self,
         key: str,
         tag: str,
@@ -224,17 +224,6 @@ class LLMService:
     ) -> None:
         """Close a call: free its slot; on success correct the token budget, store and
         count the answer; on a final failure (``attempts`` given) count the error."""
-        self._close(key, tag, lease, reserve, completion, attempts)
-
-    def _close(
-        self,
-        key: str,
-        tag: str,
-        lease: Any,
-        reserve: int,
-        completion: Completion | None,
-        attempts: int | None,
-    ) -> None:
         if self.slots is not None:
             self.slots.release(lease)
         future = self._inflight.pop(key, None)

@@ -19,10 +19,14 @@ def run_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {name: make_run(name, root) for name in COMMANDS}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A headless Chromium context (skips, or fails under SILICOLAB_REQUIRE_BROWSER=1,
-    when there is no browser)."""
+    when there is no browser).
+
+    One per module, closed when the module's tests end: while Playwright's sync API is
+    open, asyncio sees a running loop in this thread, so any later test that calls
+    ``asyncio.run`` (every synchronous silicolab call) would be refused."""
     reason = unavailable()
     if reason:
         skip_or_fail(reason)

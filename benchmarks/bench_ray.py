@@ -153,7 +153,7 @@ def service_round_trip(calls: int = 300) -> dict[str, float]:
         start = time.perf_counter()
         for i in range(calls * 10):
             _, lease = await service.begin(f"k{i}", "t", 0)
-            await service.end(f"k{i}", "t", lease, 0, done, None)
+            service.end(f"k{i}", "t", lease, 0, done, None)
         return (time.perf_counter() - start) / (calls * 10)
 
     remote, busy = asyncio.run(remote_pairs()), asyncio.run(saturated())

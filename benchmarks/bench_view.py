@@ -1,6 +1,6 @@
 """Size and opening time of ``report.html`` for a large study (issue 15).
 
-Run: ``.venv/bin/python benchmarks/bench_view.py [--conditions-statements 20] [--json]``.
+Run: ``.venv/bin/python benchmarks/bench_view.py [--statements 20] [--json]``.
 
 A real run of the auction study with rule-based subjects (343 conditions, no LLM, a few
 seconds) is made in a temporary folder; every condition's transcript is then replaced by
@@ -8,8 +8,9 @@ seconds) is made in a temporary folder; every condition's transcript is then rep
 leave), the record is rewritten and ``report.html`` built. The figures: the file's size
 (target < 15 MB), the time to build it, and the time headless Chromium takes to open it
 from ``file://`` (navigation start to the load event; target < 2 s; median of 3 cold
-tabs). It asserts nothing: timings depend on the machine. Chromium: ``/usr/bin/chromium``
-or ``$SILICOLAB_CHROMIUM``, driven by Playwright.
+tabs). It asserts nothing: timings depend on the machine. Chromium is launched as the
+browser tests launch it (:mod:`tests.report.browser`: ``$SILICOLAB_CHROMIUM``, ``chromium``
+on the PATH or ``/usr/bin/chromium``, driven by Playwright).
 """
 
 from __future__ import annotations
@@ -24,17 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from tests.report.browser import launched  # noqa: E402
+
 TARGET_MB = 15.0
 TARGET_OPEN_S = 2.0
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SENTENCE = (
     "I hear you, but given what I have seen today I could offer {n} dollars for it, "
     "which is fair for both of us if you think about the condition it is in."
@@ -64,16 +62,8 @@ def make_study(root: Path, statements: int) -> Path:
 
 def open_times(page_path: Path, repeats: int = 3) -> list[float]:
     """Seconds from navigation start to the load event, one fresh tab per repeat."""
-    import os
-
-    from playwright.sync_api import sync_playwright
-
-    executable = os.environ.get("SILICOLAB_CHROMIUM", "/usr/bin/chromium")
     times = []
-    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            profile, executable_path=executable, headless=True, args=ARGS
-        )
+    with tempfile.TemporaryDirectory() as profile, launched(Path(profile)) as context:
         for _ in range(repeats):
             page = context.new_page()
             page.goto(page_path.resolve().as_uri(), wait_until="load", timeout=60_000)
@@ -83,7 +73,6 @@ def open_times(page_path: Path, repeats: int = 3) -> list[float]:
             )
             times.append(float(ms) / 1000.0)
             page.close()
-        context.close()
     return times
 
 

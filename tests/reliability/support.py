@@ -6,25 +6,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import silicolab
 from silicolab.runs import Run
 from silicolab.sim.examples.bargaining import scripted_bargainer
-
-SRC = str(Path(silicolab.__file__).resolve().parent.parent)
-EXE = [sys.executable, "-m", "silicolab.cli.app"]
-
-
-def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SILICOLAB_")}
-    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
-    env.update(extra or {})
-    return env
+from tests.support.cli import EXE, cli_env
 
 
 def cli(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-EXE = [sys.executable, "-m", "silicolab.cli.app"]
+from tests.support.cli import EXE, private_cache_env
 
 #: name -> the command that makes the run (all write a run directory and its report.html).
 COMMANDS: dict[str, list[str]] = {
@@ -31,11 +29,7 @@ COMMANDS: dict[str, list[str]] = {
 }  # fmt: skip
 
 
-def env(root: Path) -> dict[str, str]:
-    """The environment of a test run: no user settings, a private LLM cache."""
-    out = {k: v for k, v in os.environ.items() if not k.startswith("SILICOLAB_")}
-    out["SILICOLAB_CACHE_PATH"] = str(root / "cache.sqlite")
-    return out
+env = private_cache_env  # a test run's environment: no user settings, its own LLM cache
 
 
 def cli(args: list[str], cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess:

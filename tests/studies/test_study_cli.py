@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,15 +17,9 @@ from silicolab.runs import Run
 from silicolab.studies import load_example, make_design
 from silicolab.studies.conduct import arun_condition
 from silicolab.studies.world import HiddenWorld
+from tests.support.cli import EXE
+from tests.support.cli import private_cache_env as _env
 from tests.support.openai_server import FakeLLMServer
-
-EXE = [sys.executable, "-m", "silicolab.cli.app"]
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SILICOLAB_")}
-    env["SILICOLAB_CACHE_PATH"] = str(tmp_path / "cache.sqlite")
-    return env
 
 
 def study(args: list[str], tmp_path: Path, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -4,10 +4,14 @@ Run ``.venv/bin/python benchmarks/bench_ray.py [--quick]`` from the repository r
 starts a head and a second node on 127.0.0.1 (one CPU each, as ``tests/scale`` does),
 prints what it measures and writes ``benchmarks/results/bench_ray.json``:
 
-1. **CPU-bound units** - 250 reference CausaLab episodes (50 of each main suite) through
-   the process pool (2 workers) and through Ray (2 one-CPU nodes), as the driver's first
-   batch (Ray starts its worker processes) and again (they are up); the ratios of wall
-   times (target within 1.5x) and the overhead per unit, also measured with no-op units.
+1. **CPU-bound units** - 250 reference CausaLab episodes (50 of each main suite), 2 at a
+   time, through the process pool (2 workers) and through Ray (2 one-CPU nodes). First
+   per command: what ``silicolab bench causalab --jobs 2 [--executor ray]`` does without
+   its report, each in a fresh Python process (interpreter, imports, joining the cluster,
+   the job's new worker processes and exit included), twice on Ray; then per batch in
+   this process: the driver's first batch on Ray (its workers start) and again (they are
+   up). The ratios of wall times (target within 1.5x) and the overhead per unit, also
+   measured with no-op units.
 2. **LLM-bound units** - 1,000 units of one call each against the fake OpenAI server at
    200 ms latency, through Ray's unit runners on both nodes with a global limit of 64
    calls in flight, after a first batch of 128 units has started the runners and the
@@ -28,9 +32,10 @@ import asyncio
 import functools
 import json
 import math
+import os
+import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,15 +67,44 @@ async def one_call(item: int, model: Any) -> str:
     return (await model.agenerate(f"question {item}", tag="bench")).text
 
 
-def cpu_bound(episodes: int) -> dict[str, Any]:
-    bench = CausaLabBench(suites=SUITES, episodes=episodes, jobs=2)
+def causalab_bench(episodes: int, executor: ExecutorChoice) -> CausaLabBench:
+    """The CPU-bound batch: ``episodes`` reference episodes of each main suite, 2 at once."""
+    return CausaLabBench(suites=SUITES, episodes=episodes, jobs=2, executor=executor)
+
+
+def one_command(kind: str, episodes: int) -> None:
+    """What ``silicolab bench causalab --jobs 2 [--executor ray]`` does, without its report
+    (the same for both executors): check the executor, run, print the accuracies."""
+    executor = ExecutorChoice(kind).check()
+    table = sync(arun_causalab(causalab_bench(episodes, executor)), twin="arun_causalab")
+    print(json.dumps(table.accuracy.tolist()))
+
+
+def timed_command(kind: str, episodes: int, address: str) -> tuple[float, list[float]]:
+    """Wall time of :func:`one_command` in a fresh Python process (interpreter start,
+    imports, joining the cluster and exit included), and its accuracies."""
+    env = {**os.environ, "RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled"}
+    argv = [sys.executable, __file__, "--one-command", kind, "--episodes", str(episodes)]
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    return round(time.perf_counter() - start, 3), json.loads(done.stdout.splitlines()[-1])
+
+
+def cpu_bound(episodes: int, address: str) -> dict[str, Any]:
+    """Per command (fresh processes, as a user runs them) and per batch in this process."""
     out: dict[str, Any] = {"units": episodes * len(SUITES)}
+    accuracies = []
+    for name, kind in (("command_pool", "local"), ("command_ray", "ray"), ("command_ray_2", "ray")):
+        out[f"{name}_s"], accuracy = timed_command(kind, episodes, address)
+        accuracies.append(accuracy)
+    out["command_ratio"] = round(out["command_ray_s"] / out["command_pool_s"], 3)
     local, ray = ExecutorChoice(), ExecutorChoice("ray")
     for name, executor in (("pool", local), ("ray", ray), ("ray_warm", ray)):
         start = time.perf_counter()
-        table = sync(arun_causalab(replace(bench, executor=executor)), twin="arun_causalab")
+        bench = causalab_bench(episodes, executor.check())
+        table = sync(arun_causalab(bench), twin="arun_causalab")
         out[f"{name}_s"] = round(time.perf_counter() - start, 3)
-        out[f"{name}_accuracy"] = table.accuracy.tolist()
+        accuracies.append(table.accuracy.tolist())
     out["ratio"] = round(out["ray_s"] / out["pool_s"], 3)  # the driver's first batch
     out["warm_ratio"] = round(out["ray_warm_s"] / out["pool_s"], 3)  # workers already up
     out["overhead_per_unit_ms"] = round((out["ray_s"] - out["pool_s"]) / out["units"] * 1e3, 2)
@@ -78,7 +112,7 @@ def cpu_bound(episodes: int) -> dict[str, Any]:
     start = time.perf_counter()
     RayExecutor(64, progress=False).map(noop, range(units))
     out["noop_units_per_s"] = round(units / (time.perf_counter() - start), 1)
-    out["same_results"] = out["pool_accuracy"] == out["ray_accuracy"] == out["ray_warm_accuracy"]
+    out["same_results"] = all(a == accuracies[0] for a in accuracies)
     return out
 
 
@@ -168,10 +202,15 @@ def service_round_trip(calls: int = 300) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer units (a smoke run)")
+    parser.add_argument("--one-command", choices=("local", "ray"), help=argparse.SUPPRESS)
+    parser.add_argument("--episodes", type=int, default=50, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one_command:
+        one_command(args.one_command, args.episodes)
+        return
     results: dict[str, Any] = {}
-    with local_cluster(nodes=2, cpus=1):
-        results["cpu_bound"] = cpu_bound(10 if args.quick else 50)
+    with local_cluster(nodes=2, cpus=1) as cluster:
+        results["cpu_bound"] = cpu_bound(10 if args.quick else 50, cluster.address)
         print("cpu-bound:", json.dumps(results["cpu_bound"]), flush=True)
         results["llm_bound"] = llm_bound(200 if args.quick else 1000, 64, 0.2)
         print("llm-bound:", json.dumps(results["llm_bound"]), flush=True)

@@ -210,3 +210,41 @@ def test_a_coroutine_units_own_error_is_recorded_or_raised_as_it_was(tmp_path: A
         RayExecutor(3, progress=False).map(units.fail_on_two, range(5))
     again = RayExecutor(3, progress=False).map(units.fail_on_two, [0, 1], key=str)
     assert [r.value for r in again] == [0, 1]  # the runners serve the next batch
+
+
+WARM_DRIVER = """
+import json, sys
+import cloudpickle, ray
+from silicolab.runtime import ExecutorChoice, RayExecutor
+from silicolab.runtime import ray_executor
+from tests.scale import units
+cloudpickle.register_pickle_by_value(units)
+ExecutorChoice("ray", sys.argv[1]).check()
+job = ray.get_runtime_context().get_job_id()
+started = len(ray_executor._WARMING[job])
+results = RayExecutor(2, progress=False).map(units.square_or_die, [(n, "-") for n in (1, 2, 4, 5)])
+print(json.dumps({
+    "started": started, "nodes": sum(n["Alive"] for n in ray.nodes()),
+    "left": job in ray_executor._WARMING, "env": ray_executor._ENVS[job],
+    "squares": [r.value["square"] for r in results],
+    "pids": sorted({r.value["pid"] for r in results}),
+}))
+"""
+
+
+def test_check_starts_one_worker_per_node_that_the_first_batch_reuses(ray_cluster: Any) -> None:
+    """A command's ``check()`` joins the cluster and starts each node's worker without
+    waiting; the first batch reads their answers and runs in those processes (one per
+    one-CPU node: no process was started for a runtime_env of the tasks' own)."""
+    from tests.support.cli import cli_env
+
+    done = subprocess.run(
+        [sys.executable, "-c", WARM_DRIVER, ray_cluster.address],
+        env=cli_env({"RAY_AUTH_MODE": "disabled", "PYTHONPATH": os.pathsep.join(sys.path)}),
+        capture_output=True, text=True, timeout=180, check=True,
+    )  # fmt: skip
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["started"] == seen["nodes"] == 2
+    assert seen["left"] is False and seen["env"] == {}
+    assert seen["squares"] == [1, 4, 16, 25]
+    assert len(seen["pids"]) <= seen["nodes"]

@@ -24,10 +24,9 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from silicolab.bench.harness import (
     LOCAL,
@@ -41,6 +40,9 @@ from silicolab.bench.harness import (
 from silicolab.core.errors import InputError
 from silicolab.envs import spec
 from silicolab.runtime.base import EventLog
+
+if TYPE_CHECKING:  # pandas builds the driver's tables; workers never import it
+    import pandas as pd
 
 #: The 13 (environment, goal) pairs of the paper's Table 1, in its order.
 TABLE1_ORDER: tuple[tuple[str, str], ...] = (
@@ -163,6 +165,8 @@ PUBLISHED: tuple[Anchor, ...] = _anchors()
 
 def published_table() -> pd.DataFrame:
     """:data:`PUBLISHED` as a tidy table."""
+    import pandas as pd
+
     return pd.DataFrame([asdict(a) for a in PUBLISHED])
 
 
@@ -384,6 +388,8 @@ async def arun_boxinggym(
 ) -> pd.DataFrame:
     """Run ``bench`` and return one row per (environment, goal) (see
     :func:`run_boxinggym_bench`); the run's health is in ``table.attrs["health"]``."""
+    import pandas as pd
+
     llm = bench.agent in LLM_AGENTS
     if llm and models.scientist is None:
         raise InputError(f"the {bench.agent} agent needs model= (a spec such as 'openai:gpt-4o')")

@@ -17,9 +17,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from silicolab.bench.harness import (
     LOCAL,
@@ -33,6 +31,9 @@ from silicolab.bench.harness import (
 )
 from silicolab.core.errors import InputError
 from silicolab.runtime.base import EventLog
+
+if TYPE_CHECKING:  # pandas builds the driver's tables; workers never import it
+    import pandas as pd
 
 MODELS = ("gpt-5.2-high", "gpt-5-mini", "qwen3.5-thinking", "qwen3.5-non-thinking")
 #: Substrings of a model spec that identify a published model (longest match wins).
@@ -142,6 +143,8 @@ PUBLISHED: tuple[Anchor, ...] = (
 
 def published_table() -> pd.DataFrame:
     """:data:`PUBLISHED` as a tidy table."""
+    import pandas as pd
+
     return pd.DataFrame([asdict(a) for a in PUBLISHED])
 
 
@@ -313,6 +316,8 @@ async def arun_causalab(
 ) -> pd.DataFrame:
     """Run ``bench`` and return one row per suite (see :func:`run_causalab_bench`); the
     run's :class:`~silicolab.runs.RunHealth` is in ``table.attrs["health"]``."""
+    import pandas as pd
+
     label = ""
     if bench.agent == "llm":
         if model is None:

@@ -17,9 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from silicolab.bench.harness import (
     LOCAL,
@@ -33,6 +31,9 @@ from silicolab.bench.harness import (
 )
 from silicolab.core.errors import InputError
 from silicolab.runtime.base import EventLog
+
+if TYPE_CHECKING:  # pandas builds the driver's tables; workers never import it
+    import pandas as pd
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +102,8 @@ async def arun_episodes(
     bench: EpisodesBench, *, model: Any = None, run: EventLog | None = None
 ) -> pd.DataFrame:
     """Run ``bench``; one row per environment, the run's health in ``attrs["health"]``."""
+    import pandas as pd
+
     if bench.agent == "llm" and model is None:
         raise InputError("the llm scientist needs model= (a spec such as 'openai:gpt-4o-mini')")
     label = "" if model is None else str(getattr(model, "spec", model))

@@ -33,13 +33,16 @@ class ExecutorChoice:
 
     def check(self) -> ExecutorChoice:
         """Fail now, before any run directory exists, if the executor cannot run: Ray not
-        installed, or no cluster answering at ``address``. Returns ``self``."""
+        installed, or no cluster answering at ``address``. On Ray this joins the cluster
+        and starts a worker process on every node without waiting
+        (:func:`~silicolab.runtime.ray_executor.warm_up`), so they come up while the
+        command prepares its run. Returns ``self``."""
         if self.kind == "ray":
-            from silicolab.runtime.ray_executor import import_ray, probe
+            from silicolab.runtime.ray_executor import connect, import_ray, warm_up
 
-            import_ray()
-            if self.address not in (None, "auto", "local"):
-                probe(self.address)
+            ray = import_ray()
+            connect(ray, self.address)
+            warm_up(ray)
         return self
 
     def make(self, concurrency: int, *, cpu_bound: bool, description: str = "") -> Executor:

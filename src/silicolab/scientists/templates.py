@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
+if TYPE_CHECKING:  # imported on first render: workers that render no prompt never load it
+    import jinja2
 
 
 @cache
 def _environment(directory: Path, keep_trailing_newline: bool) -> jinja2.Environment:
+    import jinja2
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(directory),
         undefined=jinja2.StrictUndefined,

@@ -1,50 +1,57 @@
 """Structural causal models: graphs, SCMs, sampling, interventions, estimation, metrics.
 
-Import cost is kept small: statsmodels, scipy.stats and causal-learn are imported only by
-the functions that use them. Adjacency convention: ``A[i, j] = 1`` means ``i -> j``; the
+Import cost is kept small: the names below are imported on first use
+(:mod:`silicolab.core.lazy`), so a simulator that needs only graphs and SCMs loads neither
+pandas nor the estimation code; statsmodels, scipy.stats and causal-learn are imported only
+by the functions that use them. Adjacency convention: ``A[i, j] = 1`` means ``i -> j``; the
 converters in :mod:`silicolab.scm.conventions` translate foreign encodings.
 """
 
-from silicolab.scm.conventions import (
-    from_causallearn_graph,
-    from_exact_search_matrix,
-    from_lingam_matrix,
-    from_scp_matrix,
-    to_causallearn_matrix,
-    to_exact_search_matrix,
-    to_lingam_matrix,
-    to_scp_matrix,
-)
-from silicolab.scm.equivalence import cpdag, imec_size, markov_equivalent_dags, mec_size
-from silicolab.scm.estimation import EquationFit, ModelComparison, PathEstimates, estimate_paths
-from silicolab.scm.graph import CausalGraph
-from silicolab.scm.mechanisms import (
-    CallableMechanism,
-    ConstantMechanism,
-    LinearMechanism,
-    Mechanism,
-    Noise,
-    QuadraticMechanism,
-)
-from silicolab.scm.metrics import (
-    SHD,
-    Scores,
-    ancestor_roots,
-    coefficient_scores,
-    edge_scores,
-    hamming,
-    nhd,
-    parent_scores,
-    root_scores,
-    shd,
-    shd_cpdag,
-    shd_parts,
-    truncate,
-)
-from silicolab.scm.model import SCM
-from silicolab.scm.partial_graph import Mark, PartialGraph
-from silicolab.scm.random_scm import RandomSCMSpec, random_dag, random_scm
-from silicolab.scm.variables import Variable, VariableType
+from typing import TYPE_CHECKING
+
+from silicolab.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from silicolab.scm.conventions import (
+        from_causallearn_graph,
+        from_exact_search_matrix,
+        from_lingam_matrix,
+        from_scp_matrix,
+        to_causallearn_matrix,
+        to_exact_search_matrix,
+        to_lingam_matrix,
+        to_scp_matrix,
+    )
+    from silicolab.scm.equivalence import cpdag, imec_size, markov_equivalent_dags, mec_size
+    from silicolab.scm.estimation import EquationFit, ModelComparison, PathEstimates, estimate_paths
+    from silicolab.scm.graph import CausalGraph
+    from silicolab.scm.mechanisms import (
+        CallableMechanism,
+        ConstantMechanism,
+        LinearMechanism,
+        Mechanism,
+        Noise,
+        QuadraticMechanism,
+    )
+    from silicolab.scm.metrics import (
+        SHD,
+        Scores,
+        ancestor_roots,
+        coefficient_scores,
+        edge_scores,
+        hamming,
+        nhd,
+        parent_scores,
+        root_scores,
+        shd,
+        shd_cpdag,
+        shd_parts,
+        truncate,
+    )
+    from silicolab.scm.model import SCM
+    from silicolab.scm.partial_graph import Mark, PartialGraph
+    from silicolab.scm.random_scm import RandomSCMSpec, random_dag, random_scm
+    from silicolab.scm.variables import Variable, VariableType
 
 __all__ = [
     "SCM",
@@ -92,3 +99,5 @@ __all__ = [
     "to_scp_matrix",
     "truncate",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__, __all__)

@@ -16,10 +16,9 @@ Three interventions are offered, because the sciences we reproduce use all three
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from silicolab.core.errors import InputError
 from silicolab.core.seeding import rng
@@ -34,6 +33,9 @@ from silicolab.scm.mechanisms import (
     shifted,
 )
 from silicolab.scm.variables import Variable
+
+if TYPE_CHECKING:  # only sample() builds a DataFrame; simulators never need pandas
+    import pandas as pd
 
 SCHEMA_VERSION = 1
 DEFAULT_NOISE = Noise.normal(0.0, 1.0)
@@ -164,6 +166,8 @@ class SCM:
         """
         if not isinstance(n, int | np.integer) or n < 0:
             raise InputError(f"n must be a non-negative integer; got {n!r}")
+        import pandas as pd
+
         values = self._propagate(self._exogenous(int(n), seed, bases), int(n))
         return pd.DataFrame({name: values[name] for name in self.nodes})
 

@@ -136,3 +136,21 @@ def test_a_worker_playing_a_causalab_episode_imports_no_driver_only_library() ->
     )
     assert "silicolab.envs.causalab" in loaded  # the episode really ran
     assert not {"pandas", "jinja2", "silicolab.llm.backends.scripted"} & loaded
+
+
+def test_an_export_named_like_its_submodule_stays_the_function() -> None:
+    """``silicolab.llm.structured`` is a module and the package's ``structured`` a function:
+    importing the module (as any caller of its helpers does) must not replace the export."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", _SAME_NAME], env=cli_env(), capture_output=True, text=True
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.split() == ["function", "function"]
+
+
+_SAME_NAME = """
+import silicolab.llm.structured, silicolab.scm.random_scm
+from silicolab.llm import structured
+from silicolab.scm import random_scm
+print(type(structured).__name__, type(random_scm).__name__)
+"""

@@ -49,6 +49,12 @@ def lazy_exports(
             f"only imported: {sorted(set(exports) - set(public))})"
         )
     namespace = importlib.import_module(package).__dict__
+    here = Path(init_file).parent
+    for name, (module, attribute) in exports.items():
+        if (here / f"{name}.py").exists() or (here / name / "__init__.py").exists():
+            # importing the submodule of that name would set the package's attribute to
+            # the module, hiding the export from __getattr__: bind the export now
+            namespace[name] = getattr(importlib.import_module(module), attribute)
 
     def __getattr__(name: str) -> Any:
         try:

@@ -5,13 +5,14 @@ starts a head and a second node on 127.0.0.1 (one CPU each, as ``tests/scale`` d
 prints what it measures and writes ``benchmarks/results/bench_ray.json``:
 
 1. **CPU-bound units** - 250 reference CausaLab episodes (50 of each main suite), 2 at a
-   time, through the process pool (2 workers) and through Ray (2 one-CPU nodes). First
-   per command: what ``silicolab bench causalab --jobs 2 [--executor ray]`` does without
-   its report, each in a fresh Python process (interpreter, imports, joining the cluster,
-   the job's new worker processes and exit included), twice on Ray; then per batch in
-   this process: the driver's first batch on Ray (its workers start) and again (they are
-   up). The ratios of wall times (target within 1.5x) and the overhead per unit, also
-   measured with no-op units.
+   time, through the process pool (2 workers) and through Ray (2 one-CPU nodes). First as
+   a user's commands: what ``silicolab bench causalab --jobs 2 [--executor ray]`` does
+   without its report, each in a fresh Python process, alternating, three of each
+   (medians): the command's wall time (interpreter, imports, exit) and its batch (from
+   the executor check, so joining the cluster and starting the job's worker processes,
+   to the table); target: Ray's batch within 1.5x of the pool's. Then in this process:
+   the pool, Ray's first batch of this driver and again once its workers are up (the
+   warm ratio), and the overhead per unit with no-op units.
 2. **LLM-bound units** - 1,000 units of one call each against the fake OpenAI server at
    200 ms latency, through Ray's unit runners on both nodes with a global limit of 64
    calls in flight, after a first batch of 128 units has started the runners and the
@@ -33,6 +34,7 @@ import functools
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -74,44 +76,56 @@ def causalab_bench(episodes: int, executor: ExecutorChoice) -> CausaLabBench:
 
 def one_command(kind: str, episodes: int) -> None:
     """What ``silicolab bench causalab --jobs 2 [--executor ray]`` does, without its report
-    (the same for both executors): check the executor, run, print the accuracies."""
+    (the same for both executors): check the executor, run; prints the time from the check
+    to the table (joining the cluster and the job's worker processes included) and the
+    accuracies."""
+    start = time.perf_counter()
     executor = ExecutorChoice(kind).check()
     table = sync(arun_causalab(causalab_bench(episodes, executor)), twin="arun_causalab")
-    print(json.dumps(table.accuracy.tolist()))
+    batch = round(time.perf_counter() - start, 3)
+    print(json.dumps({"batch_s": batch, "accuracy": table.accuracy.tolist()}))
 
 
-def timed_command(kind: str, episodes: int, address: str) -> tuple[float, list[float]]:
-    """Wall time of :func:`one_command` in a fresh Python process (interpreter start,
-    imports, joining the cluster and exit included), and its accuracies."""
+def timed_command(kind: str, episodes: int, address: str) -> dict[str, Any]:
+    """:func:`one_command` in a fresh Python process: its wall time (interpreter start,
+    imports and exit included), its batch time and accuracies."""
     env = {**os.environ, "RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled"}
     argv = [sys.executable, __file__, "--one-command", kind, "--episodes", str(episodes)]
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
-    return round(time.perf_counter() - start, 3), json.loads(done.stdout.splitlines()[-1])
+    wall = round(time.perf_counter() - start, 3)
+    return {"command_s": wall, **json.loads(done.stdout.splitlines()[-1])}
 
 
-def cpu_bound(episodes: int, address: str) -> dict[str, Any]:
-    """Per command (fresh processes, as a user runs them) and per batch in this process."""
-    out: dict[str, Any] = {"units": episodes * len(SUITES)}
-    accuracies = []
-    for name, kind in (("command_pool", "local"), ("command_ray", "ray"), ("command_ray_2", "ray")):
-        out[f"{name}_s"], accuracy = timed_command(kind, episodes, address)
-        accuracies.append(accuracy)
-    out["command_ratio"] = round(out["command_ray_s"] / out["command_pool_s"], 3)
-    local, ray = ExecutorChoice(), ExecutorChoice("ray")
-    for name, executor in (("pool", local), ("ray", ray), ("ray_warm", ray)):
+def cpu_bound(episodes: int, address: str, repeats: int = 3) -> dict[str, Any]:
+    """Fresh drivers, as a user's commands (``repeats`` of each, alternating; medians),
+    then batches in this process once its Ray workers are up."""
+    out: dict[str, Any] = {"units": episodes * len(SUITES), "repeats": repeats}
+    runs: dict[str, list[dict[str, Any]]] = {"local": [], "ray": []}
+    for _ in range(repeats):
+        for kind in runs:
+            runs[kind].append(timed_command(kind, episodes, address))
+    accuracies = [r["accuracy"] for kind in runs for r in runs[kind]]
+    for field in ("command_s", "batch_s"):
+        pool = statistics.median(r[field] for r in runs["local"])
+        ray = statistics.median(r[field] for r in runs["ray"])
+        name = field.removesuffix("_s")
+        out[f"{name}_pool_s"], out[f"{name}_ray_s"] = pool, ray
+        out[f"{name}_ratio"] = round(ray / pool, 3)
+        out[f"{name}_ray_runs_s"] = [r[field] for r in runs["ray"]]
+        out[f"{name}_pool_runs_s"] = [r[field] for r in runs["local"]]
+    local, ray_choice = ExecutorChoice(), ExecutorChoice("ray")
+    for name, executor in (("pool", local), ("ray_first", ray_choice), ("ray_warm", ray_choice)):
         start = time.perf_counter()
         bench = causalab_bench(episodes, executor.check())
         table = sync(arun_causalab(bench), twin="arun_causalab")
         out[f"{name}_s"] = round(time.perf_counter() - start, 3)
         accuracies.append(table.accuracy.tolist())
-    out["ratio"] = round(out["ray_s"] / out["pool_s"], 3)  # the driver's first batch
     out["warm_ratio"] = round(out["ray_warm_s"] / out["pool_s"], 3)  # workers already up
-    out["overhead_per_unit_ms"] = round((out["ray_s"] - out["pool_s"]) / out["units"] * 1e3, 2)
     units = 500
     start = time.perf_counter()
     RayExecutor(64, progress=False).map(noop, range(units))
-    out["noop_units_per_s"] = round(units / (time.perf_counter() - start), 1)
+    out["noop_overhead_per_unit_ms"] = round((time.perf_counter() - start) / units * 1e3, 3)
     out["same_results"] = all(a == accuracies[0] for a in accuracies)
     return out
 

@@ -3,10 +3,13 @@
 A package ``__init__`` that imports every submodule makes ``import silicolab.scm.graph``
 pay for pandas and statsmodels-sized neighbours it never uses; on a Ray worker or a
 process-pool worker that cost is paid once per process, before the first unit runs. A
-package instead lists its public names once, as ordinary imports inside
-``if TYPE_CHECKING:`` (so type checkers and readers see real imports), and calls
+package instead writes its imports inside ``if TYPE_CHECKING:`` (so type checkers, linters
+and readers see ordinary imports), keeps its literal ``__all__``, and calls
 :func:`lazy_exports`, which reads that block from the package's own source and imports a
-name's module the first time the name is looked up (PEP 562).
+name's module the first time the name is looked up (PEP 562). The block and ``__all__``
+must name the same things: a package where they differ fails on import. A name that is
+also a submodule's name (``silicolab.llm.structured``, function and module) is bound at
+once, since importing that submodule would set the package's attribute to the module.
 """
 
 from __future__ import annotations

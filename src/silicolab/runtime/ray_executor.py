@@ -19,7 +19,8 @@ when a node's workers could not import this silicolab otherwise (:func:`runtime_
 The function is serialized once per batch, inside :func:`silicolab.core.remote.shipping`,
 so a language model inside it ships as a worker-side client of services the driver owns
 (one limiter, cache and ledger for the whole cluster: :mod:`silicolab.llm.ray_service`).
-Ray is imported only here, and only when a batch starts.
+Ray is imported only here, when a command checks its executor
+(:meth:`~silicolab.runtime.ExecutorChoice.check`) or a batch starts.
 """
 
 from __future__ import annotations

@@ -248,3 +248,24 @@ def test_check_starts_one_worker_per_node_that_the_first_batch_reuses(ray_cluste
     assert seen["left"] is False and seen["env"] == {}
     assert seen["squares"] == [1, 4, 16, 25]
     assert len(seen["pids"]) <= seen["nodes"]
+
+
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    moments = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+    running = most = 0
+    for _, step in moments:
+        running += step
+        most = max(most, running)
+    return most
+
+
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_plain_units_never_run_more_than_concurrency_or_the_cpus_at_once(
+    concurrency: int,
+) -> None:
+    """With ``concurrency`` at least the cluster's CPU slots, twice the slots are queued
+    (each worker has its next unit at hand) but Ray still runs one unit per CPU."""
+    results = RayExecutor(concurrency, progress=False).map(units.timed_nap, range(12))
+    spans = [r.value for r in results]
+    assert len(spans) == 12 and all(end > start for start, end in spans)
+    assert _most_at_once(spans) <= min(concurrency, 2)  # the test cluster: two 1-CPU nodes

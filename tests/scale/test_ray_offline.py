@@ -120,3 +120,14 @@ def test_service_limits_caches_counts_and_reclaims_dead_slots(tmp_path: Any) -> 
         )
 
     asyncio.run(scenario())
+
+
+def test_tasks_queue_twice_the_cpu_slots_only_when_ray_bounds_them() -> None:
+    from silicolab.runtime.ray_executor import RayExecutor, _Batch
+
+    tasks = _Batch(box=[], task=object(), slots=2)
+    assert RayExecutor(8)._in_flight(tasks) == 4  # Ray runs 2; 2 more wait at hand
+    assert RayExecutor(2)._in_flight(tasks) == 4
+    assert RayExecutor(1)._in_flight(tasks) == 1  # concurrency bounds it: no extra
+    runners = _Batch(box=[])  # coroutine units: concurrency is the bound
+    assert RayExecutor(8)._in_flight(runners) == 8

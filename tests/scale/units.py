@@ -52,3 +52,12 @@ async def fail_on_two(item: int) -> int:
     if item == 2:
         raise KeyError(f"no unit {item}")
     return item
+
+
+def timed_nap(item: int) -> tuple[float, float]:
+    """Sleep 0.15 s; the wall-clock start and end (to count units running at once)."""
+    import time
+
+    start = time.time()
+    time.sleep(0.15)
+    return start, time.time()

@@ -102,6 +102,12 @@ class Executor(ABC):
         """Run one unit and return its value; exceptions propagate to the error policy.
         ``session`` is what :meth:`_session` yielded for this batch."""
 
+    def _in_flight(self, session: Any) -> int:
+        """How many units this batch keeps in flight: ``concurrency``, unless the session
+        bounds how many run at once itself (Ray's CPU runners queue a few more so that
+        each has its next unit at hand)."""
+        return self.concurrency
+
     @contextlib.asynccontextmanager
     async def _session(self, fn: Callable[[Any], Any]) -> AsyncIterator[Any]:
         """Hold per-batch resources (none by default) around the calls of one ``amap``
@@ -157,7 +163,8 @@ class Executor(ABC):
             if pending:
                 async with self._session(fn) as session:
                     call = functools.partial(self._call, fn, session=session)
-                    await self._drain(call, pending, results, run, to_event, on_error, bar)
+                    await self._drain(call, pending, results, run, to_event, on_error, bar,
+                                      session=session)  # fmt: skip
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:  # pragma: no cover - a bug in a subclass, never a user error
             raise RuntimeError(f"{type(self).__name__} returned no result for items {missing}")
@@ -186,8 +193,10 @@ class Executor(ABC):
         to_event: Callable[[Any], dict[str, Any]],
         on_error: OnError,
         bar: ProgressBar,
+        *,
+        session: Any = None,
     ) -> None:
-        """Run the pending units with ``concurrency`` workers taking units in input order.
+        """Run the pending units with :meth:`_in_flight` workers taking units in input order.
 
         Recording happens synchronously right after a call returns — no ``await`` in
         between — so on the single event-loop thread a unit's event reaches the disk
@@ -217,7 +226,8 @@ class Executor(ABC):
                 results[index] = UnitResult(key=unit, value=value, elapsed_s=elapsed)
                 bar.advance()
 
-        tasks = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(pending)))]
+        workers = min(self._in_flight(session), len(pending))
+        tasks = [asyncio.create_task(worker()) for _ in range(workers)]
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         finally:

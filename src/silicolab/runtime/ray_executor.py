@@ -196,6 +196,7 @@ class _Batch:
 
     box: list[Any]
     task: Any = None
+    slots: int = 0
     runners: list[Any] = field(default_factory=list)
     feeders: list[Feeder] = field(default_factory=list)
     load: list[int] = field(default_factory=list)
@@ -257,6 +258,7 @@ class RayExecutor(Executor):
                 batch.task = ray.remote(run_unit_task).options(
                     runtime_env=remote.runtime_env, **options
                 )
+                batch.slots = int(ray.cluster_resources().get("CPU", 0) // self.cpus_per_unit)
             failed = False
             try:
                 yield batch
@@ -272,6 +274,14 @@ class RayExecutor(Executor):
                         feeder.close(cancel=failed)
         finally:
             await asyncio.to_thread(remote.close)
+
+    def _in_flight(self, session: _Batch) -> int:
+        """Tasks: when ``concurrency`` reaches the CPU slots of the cluster (Ray then bounds
+        how many run at once), twice the slots, so each leased worker has its next unit
+        queued and Ray hands it over without a new lease; else ``concurrency``."""
+        if session.task is not None and session.slots and self.concurrency >= session.slots:
+            return 2 * session.slots
+        return self.concurrency
 
     def _start_runners(self, ray: Any, batch: _Batch, remote: RemoteSession) -> None:
         """One unit runner per alive node (at most ``concurrency``), sharing the units.

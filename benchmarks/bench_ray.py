@@ -84,6 +84,10 @@ def one_command(kind: str, episodes: int) -> None:
     table = sync(arun_causalab(causalab_bench(episodes, executor)), twin="arun_causalab")
     batch = round(time.perf_counter() - start, 3)
     print(json.dumps({"batch_s": batch, "accuracy": table.accuracy.tolist()}))
+    if kind == "ray":  # as the CLI does when a command ends
+        from silicolab.runtime.ray_executor import leave_cluster
+
+        leave_cluster()
 
 
 def timed_command(kind: str, episodes: int, address: str) -> dict[str, Any]:

@@ -223,12 +223,14 @@ ExecutorChoice("ray", sys.argv[1]).check()
 job = ray.get_runtime_context().get_job_id()
 started = len(ray_executor._WARMING[job])
 results = RayExecutor(2, progress=False).map(units.square_or_die, [(n, "-") for n in (1, 2, 4, 5)])
-print(json.dumps({
+seen = {
     "started": started, "nodes": sum(n["Alive"] for n in ray.nodes()),
     "left": job in ray_executor._WARMING, "env": ray_executor._ENVS[job],
     "squares": [r.value["square"] for r in results],
     "pids": sorted({r.value["pid"] for r in results}),
-}))
+}
+ray_executor.leave_cluster()  # what the CLI does when a command ends
+print(json.dumps({**seen, "joined_after": ray.is_initialized()}))
 """
 
 
@@ -248,6 +250,20 @@ def test_check_starts_one_worker_per_node_that_the_first_batch_reuses(ray_cluste
     assert seen["left"] is False and seen["env"] == {}
     assert seen["squares"] == [1, 4, 16, 25]
     assert len(seen["pids"]) <= seen["nodes"]
+    assert seen["joined_after"] is False
+
+
+def test_leave_cluster_keeps_a_connection_it_did_not_make() -> None:
+    """The test session joined the cluster itself (not through ``connect``): a command's
+    ``leave_cluster`` in this process must not cut it."""
+    import ray
+
+    from silicolab.runtime.ray_executor import leave_cluster
+
+    assert ray.is_initialized()
+    leave_cluster()
+    assert ray.is_initialized()
+    assert RayExecutor(1, progress=False).map(abs, [-3])[0].value == 3
 
 
 def _most_at_once(spans: list[tuple[float, float]]) -> int:

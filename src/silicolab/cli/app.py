@@ -238,10 +238,21 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(signals.exit_code(err))
     except typer.exceptions.TyperException as err:  # click's usage errors
         sys.exit(_usage_error(err))
+    finally:
+        _leave_ray_cluster()
     if code == signals.INTERRUPTED or signals.received():  # typer turns Ctrl-C into exit 130
         typer.echo(signals.RESUME_HINT, err=True)
         sys.exit(signals.exit_code())
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _leave_ray_cluster() -> None:
+    """Leave a Ray cluster the command joined (``--executor ray``) before exiting: half a
+    second sooner than Ray's exit hook (see ``ray_executor.leave_cluster``)."""
+    if "ray" in sys.modules:
+        from silicolab.runtime.ray_executor import leave_cluster
+
+        leave_cluster()
 
 
 def _usage_error(err: Exception) -> int:

@@ -55,6 +55,8 @@ _FUNCTIONS: dict[str, Any] = {}
 RUNNER_CALLS = 64
 #: The runtime_env each job's tasks need, by job id (see :func:`runtime_env_for`).
 _ENVS: dict[Any, dict[str, Any]] = {}
+#: The ray module, once :func:`connect` has joined a cluster from this process.
+_JOINED: list[Any] = []
 #: The answers of :func:`warm_up`'s tasks not yet read, by job id.
 _WARMING: dict[Any, list[Any]] = {}
 #: The driver's unit runners, by job, nodes and options (reused by later batches).
@@ -83,6 +85,7 @@ def connect(ray: Any, address: str | None) -> None:
     previous = signal.getsignal(signal.SIGTERM) if main else None
     try:
         ray.init(address=address, log_to_driver=False, configure_logging=False)
+        _JOINED.append(ray)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f" at {address}" if address else ""
         raise InputError(
@@ -93,6 +96,17 @@ def connect(ray: Any, address: str | None) -> None:
     finally:
         if previous is not None:  # keep the CLI's SIGTERM handling (interrupted + resume hint)
             signal.signal(signal.SIGTERM, previous)
+
+
+def leave_cluster() -> None:
+    """Disconnect now if :func:`connect` joined a cluster in this process (a command calls
+    it when it is done). Ray's own exit hook would do it too, but first sleeps 0.5 s so
+    that workers' log lines finish printing, and a silicolab driver forwards none
+    (``log_to_driver=False``)."""
+    while _JOINED:
+        ray = _JOINED.pop()
+        if ray.is_initialized():
+            ray.shutdown()
 
 
 def probe(address: str) -> None:
@@ -348,4 +362,4 @@ class RayExecutor(Executor):
             session.inflight.discard(ref)
 
 
-__all__ = ["INSTALL_HINT", "RayExecutor", "connect", "import_ray", "warm_up"]
+__all__ = ["INSTALL_HINT", "RayExecutor", "connect", "import_ray", "leave_cluster", "warm_up"]

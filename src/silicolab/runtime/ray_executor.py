@@ -162,14 +162,18 @@ def runtime_env_for(ray: Any) -> dict[str, Any]:
     nodes started with it on ``PYTHONPATH``), else :func:`worker_runtime_env`.
 
     Decided once per job from the answers of :func:`warm_up`'s tasks (started here if no
-    one has yet). Waiting for them also means the node's worker process is up, and the
-    batch's first units reuse it (a task with a ``runtime_env`` of its own could not: Ray
-    starts new processes for it, a second or more each)."""
+    one has yet), unless this silicolab is an installed package, which needs no
+    ``runtime_env`` whatever the answers. The batch's first units reuse the worker
+    processes those tasks started (a task with a ``runtime_env`` of its own could not:
+    Ray starts new processes for it, a second or more each)."""
     job = ray.get_runtime_context().get_job_id()
     if job not in _ENVS:
         warm_up(ray)
         refs = _WARMING.pop(job)
         needed = worker_runtime_env()
+        if not needed:  # an installed silicolab: nothing to decide, the units need not wait
+            _ENVS[job] = {}
+            return _ENVS[job]
         try:
             found = ray.get(refs, timeout=PROBE_TIMEOUT_S)
         except Exception:  # a worker that cannot import silicolab at all, or no answer

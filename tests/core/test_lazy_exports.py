@@ -18,13 +18,19 @@ from silicolab.core.lazy import lazy_exports
 LAZY_PACKAGES = ("silicolab.scm", "silicolab.llm")
 
 
+def _printed(code: str) -> str:
+    """The last line ``code`` prints in a fresh interpreter."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=cli_env(), capture_output=True, text=True, check=True
+    )
+    return done.stdout.splitlines()[-1]
+
+
 def _modules_after(code: str) -> set[str]:
     """The modules a fresh interpreter has imported after running ``code``."""
-    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=cli_env(), capture_output=True, text=True, check=True
+    return set(
+        json.loads(_printed(code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"))
     )
-    return set(json.loads(done.stdout.splitlines()[-1]))
 
 
 @pytest.mark.parametrize("package", LAZY_PACKAGES)
@@ -141,11 +147,7 @@ def test_a_worker_playing_a_causalab_episode_imports_no_driver_only_library() ->
 def test_an_export_named_like_its_submodule_stays_the_function() -> None:
     """``silicolab.llm.structured`` is a module and the package's ``structured`` a function:
     importing the module (as any caller of its helpers does) must not replace the export."""
-    loaded = subprocess.run(
-        [sys.executable, "-c", _SAME_NAME], env=cli_env(), capture_output=True, text=True
-    )
-    assert loaded.returncode == 0, loaded.stderr
-    assert loaded.stdout.split() == ["function", "function"]
+    assert _printed(_SAME_NAME).split() == ["function", "function"]
 
 
 _SAME_NAME = """

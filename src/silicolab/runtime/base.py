@@ -103,9 +103,9 @@ class Executor(ABC):
         ``session`` is what :meth:`_session` yielded for this batch."""
 
     def _in_flight(self, session: Any) -> int:
-        """How many units this batch keeps in flight: ``concurrency``, unless the session
-        bounds how many run at once itself (Ray's CPU runners queue a few more so that
-        each has its next unit at hand)."""
+        """How many units this batch keeps in flight: ``concurrency``, unless something
+        else bounds how many run at once (Ray's CPU slots: its tasks are queued a little
+        deeper, so that each worker has its next unit at hand)."""
         return self.concurrency
 
     @contextlib.asynccontextmanager
@@ -163,8 +163,9 @@ class Executor(ABC):
             if pending:
                 async with self._session(fn) as session:
                     call = functools.partial(self._call, fn, session=session)
+                    workers = min(self._in_flight(session), len(pending))
                     await self._drain(call, pending, results, run, to_event, on_error, bar,
-                                      session=session)  # fmt: skip
+                                      workers=workers)  # fmt: skip
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:  # pragma: no cover - a bug in a subclass, never a user error
             raise RuntimeError(f"{type(self).__name__} returned no result for items {missing}")
@@ -194,9 +195,9 @@ class Executor(ABC):
         on_error: OnError,
         bar: ProgressBar,
         *,
-        session: Any = None,
+        workers: int,
     ) -> None:
-        """Run the pending units with :meth:`_in_flight` workers taking units in input order.
+        """Run the pending units with ``workers`` coroutines taking units in input order.
 
         Recording happens synchronously right after a call returns — no ``await`` in
         between — so on the single event-loop thread a unit's event reaches the disk
@@ -226,7 +227,6 @@ class Executor(ABC):
                 results[index] = UnitResult(key=unit, value=value, elapsed_s=elapsed)
                 bar.advance()
 
-        workers = min(self._in_flight(session), len(pending))
         tasks = [asyncio.create_task(worker()) for _ in range(workers)]
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)

@@ -6,11 +6,12 @@ prints what it measures and writes ``benchmarks/results/bench_ray.json``:
 
 1. **CPU-bound units** - 250 reference CausaLab episodes (50 of each main suite), 2 at a
    time, through the process pool (2 workers) and through Ray (2 one-CPU nodes). First as
-   a user's commands: what ``silicolab bench causalab --jobs 2 [--executor ray]`` does
-   without its report, each in a fresh Python process, alternating, three of each
-   (medians): the command's wall time (interpreter, imports, exit) and its batch (from
-   the executor check, so joining the cluster and starting the job's worker processes,
-   to the table); target: Ray's batch within 1.5x of the pool's. Then in this process:
+   a user's commands, each in a fresh Python process, alternating, three of each
+   (medians): ``silicolab bench causalab --jobs 2 [--executor ray] --json`` itself (run
+   directory, events and HTML report included), then what it does without its report:
+   that command's wall time (interpreter, imports, exit) and its batch (from the executor
+   check, so joining the cluster and starting the job's worker processes, to the table);
+   target: Ray within 1.5x of the pool. Then in this process:
    the pool, Ray's first batch of this driver and again once its workers are up (the
    warm ratio), and the overhead per unit with no-op units.
 2. **LLM-bound units** - 1,000 units of one call each against the fake OpenAI server at
@@ -37,6 +38,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -101,6 +103,21 @@ def timed_command(kind: str, episodes: int, address: str) -> dict[str, Any]:
     return {"command_s": wall, **json.loads(done.stdout.splitlines()[-1])}
 
 
+def timed_cli(kind: str, episodes: int, address: str) -> dict[str, Any]:
+    """``silicolab bench causalab --jobs 2 --executor KIND --json`` as a user runs it, in a
+    fresh process with a run directory of its own: its wall time and accuracies."""
+    env = {**os.environ, "RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled"}
+    with tempfile.TemporaryDirectory(prefix="bench-ray-") as runs_dir:
+        options = ["--jobs", "2", "--episodes", str(episodes), "--executor", kind]
+        argv = [sys.executable, "-m", "silicolab.cli.app", "bench", "causalab", *options]
+        argv += ["--runs-dir", runs_dir, "--json"]
+        start = time.perf_counter()
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+        wall = round(time.perf_counter() - start, 3)
+    rows = json.loads(done.stdout)["rows"]
+    return {"cli_s": wall, "accuracy": [row["accuracy"] for row in rows]}
+
+
 def cpu_bound(episodes: int, address: str, repeats: int = 3) -> dict[str, Any]:
     """Fresh drivers, as a user's commands (``repeats`` of each, alternating; medians),
     then batches in this process once its Ray workers are up."""
@@ -108,9 +125,11 @@ def cpu_bound(episodes: int, address: str, repeats: int = 3) -> dict[str, Any]:
     runs: dict[str, list[dict[str, Any]]] = {"local": [], "ray": []}
     for _ in range(repeats):
         for kind in runs:
-            runs[kind].append(timed_command(kind, episodes, address))
-    accuracies = [r["accuracy"] for kind in runs for r in runs[kind]]
-    for field in ("command_s", "batch_s"):
+            cli = timed_cli(kind, episodes, address)
+            runs[kind].append({**timed_command(kind, episodes, address), "cli_s": cli["cli_s"]})
+            runs[kind][-1]["cli_accuracy"] = cli["accuracy"]
+    accuracies = [r[f] for kind in runs for r in runs[kind] for f in ("accuracy", "cli_accuracy")]
+    for field in ("cli_s", "command_s", "batch_s"):
         pool = statistics.median(r[field] for r in runs["local"])
         ray = statistics.median(r[field] for r in runs["ray"])
         name = field.removesuffix("_s")

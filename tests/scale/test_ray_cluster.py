@@ -285,3 +285,15 @@ def test_plain_units_never_run_more_than_concurrency_or_the_cpus_at_once(
     spans = [r.value for r in results]
     assert len(spans) == 12 and all(end > start for start, end in spans)
     assert _most_at_once(spans) <= min(concurrency, 2)  # the test cluster: two 1-CPU nodes
+
+
+def test_every_node_keeps_getting_units_batch_after_batch() -> None:
+    """Two one-CPU nodes, two units at a time: each node runs a fair share of every batch.
+    With Ray's default placement one node often stopped receiving units for the rest of a
+    batch (it ran 0 to 50 of 250) once a driver had run a few batches."""
+    from collections import Counter
+
+    for _ in range(8):
+        results = RayExecutor(2, progress=False).map(units.busy_on_node, range(120))
+        shares = Counter(r.value for r in results)
+        assert len(shares) == 2 and min(shares.values()) >= 120 * 0.3, shares

@@ -61,3 +61,15 @@ def timed_nap(item: int) -> tuple[float, float]:
     start = time.time()
     time.sleep(0.15)
     return start, time.time()
+
+
+def busy_on_node(item: int) -> str:
+    """Keep a CPU busy for 8 ms (a small CPU-bound unit); the id of the node it ran on."""
+    import time
+
+    import ray
+
+    end = time.perf_counter() + 0.008
+    while time.perf_counter() < end:
+        pass
+    return str(ray.get_runtime_context().get_node_id())

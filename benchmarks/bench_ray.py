@@ -126,8 +126,8 @@ def cpu_bound(episodes: int, address: str, repeats: int = 3) -> dict[str, Any]:
     for _ in range(repeats):
         for kind in runs:
             cli = timed_cli(kind, episodes, address)
-            runs[kind].append({**timed_command(kind, episodes, address), "cli_s": cli["cli_s"]})
-            runs[kind][-1]["cli_accuracy"] = cli["accuracy"]
+            command = timed_command(kind, episodes, address)
+            runs[kind].append({**command, "cli_s": cli["cli_s"], "cli_accuracy": cli["accuracy"]})
     accuracies = [r[f] for kind in runs for r in runs[kind] for f in ("accuracy", "cli_accuracy")]
     for field in ("cli_s", "command_s", "batch_s"):
         pool = statistics.median(r[field] for r in runs["local"])

@@ -92,10 +92,15 @@ def one_command(kind: str, episodes: int) -> None:
         leave_cluster()
 
 
+def driver_env(address: str) -> dict[str, str]:
+    """This process's environment for a fresh driver of the test cluster at ``address``."""
+    return {**os.environ, "RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled"}
+
+
 def timed_command(kind: str, episodes: int, address: str) -> dict[str, Any]:
     """:func:`one_command` in a fresh Python process: its wall time (interpreter start,
     imports and exit included), its batch time and accuracies."""
-    env = {**os.environ, "RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled"}
+    env = driver_env(address)
     argv = [sys.executable, __file__, "--one-command", kind, "--episodes", str(episodes)]
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
@@ -106,7 +111,7 @@ def timed_command(kind: str, episodes: int, address: str) -> dict[str, Any]:
 def timed_cli(kind: str, episodes: int, address: str) -> dict[str, Any]:
     """``silicolab bench causalab --jobs 2 --executor KIND --json`` as a user runs it, in a
     fresh process with a run directory of its own: its wall time and accuracies."""
-    env = {**os.environ, "RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled"}
+    env = driver_env(address)
     with tempfile.TemporaryDirectory(prefix="bench-ray-") as runs_dir:
         options = ["--jobs", "2", "--episodes", str(episodes), "--executor", kind]
         argv = [sys.executable, "-m", "silicolab.cli.app", "bench", "causalab", *options]

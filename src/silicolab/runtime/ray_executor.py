@@ -177,17 +177,19 @@ def runtime_env_for(ray: Any) -> dict[str, Any]:
     if job not in _ENVS:
         warm_up(ray)
         refs = _WARMING.pop(job)
-        needed = worker_runtime_env()
-        if not needed:  # an installed silicolab: nothing to decide, the units need not wait
-            _ENVS[job] = {}
-            return _ENVS[job]
-        try:
-            found = ray.get(refs, timeout=PROBE_TIMEOUT_S)
-        except Exception:  # a worker that cannot import silicolab at all, or no answer
-            found = []
-        here = silicolab_path()
-        _ENVS[job] = {} if found and all(path == here for path in found) else needed
+        needed = worker_runtime_env()  # empty for an installed silicolab: no need to wait
+        _ENVS[job] = needed and _env_from_answers(ray, refs, needed)
     return _ENVS[job]
+
+
+def _env_from_answers(ray: Any, refs: list[Any], needed: dict[str, Any]) -> dict[str, Any]:
+    """None needed when every node's worker imports silicolab from the driver's path."""
+    try:
+        found = ray.get(refs, timeout=PROBE_TIMEOUT_S)
+    except Exception:  # a worker that cannot import silicolab at all, or no answer
+        return needed
+    here = silicolab_path()
+    return {} if found and all(path == here for path in found) else needed
 
 
 def _function(box: list[Any]) -> Any:

@@ -58,12 +58,10 @@ from types import SimpleNamespace
 sys.path.insert(0, sys.argv[1] + "/src"); sys.path.insert(0, sys.argv[1])
 from tests.support.openai_server import FakeLLMServer
 from silicolab.studies import load_example
-from silicolab.studies.world import HiddenWorld
+from silicolab.studies.offline import offline_world
 
 mug = load_example("mug")
-world = HiddenWorld(mug, {"buyer_budget": 0.037, "seller_min_price": -0.035,
-                          "seller_attachment": -0.025}, intercept=0.5, noise_sd=0.0,
-                    rounds=int(sys.argv[3]))
+world = offline_world(mug, noise_sd=0.0, rounds=int(sys.argv[3]))
 server = FakeLLMServer(reply=lambda body: world(SimpleNamespace(messages=body["messages"])),
                        latency_s=float(sys.argv[2]), models=("fake",)).start()
 print(server.base_url, flush=True)
@@ -179,10 +177,10 @@ def pipeline_cpu() -> dict[str, Any]:
     scripted world (no cache), minus the CPU of sending the very same requests straight
     through the same model stack afterwards."""
     from silicolab.llm.base import run_sync
-    from silicolab.studies.world import HiddenWorld
+    from silicolab.studies.offline import offline_world
 
     hypothesis = load_example("mug")
-    world = HiddenWorld(hypothesis, {"buyer_budget": 0.037}, intercept=0.5, rounds=ROUNDS)
+    world = offline_world(hypothesis, rounds=ROUNDS)
     requests: list[Any] = []
 
     def recording(request: Any) -> str:

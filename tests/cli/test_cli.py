@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import strict_json
 
 EXE = [sys.executable, "-m", "silicolab.cli.app"]
 
@@ -74,7 +74,7 @@ def test_models_json_shows_key_status_but_never_the_key(tmp_path: Path) -> None:
     )
     out = run(["models", "--json"], tmp_path, {"OPENAI_API_KEY": secret, "MY_JUDGE_KEY": ""})
     assert out.returncode == 0, out.stderr
-    roles = {r["role"]: r for r in json.loads(out.stdout)["roles"]}
+    roles = {r["role"]: r for r in strict_json(out.stdout)["roles"]}
     assert roles["default"]["key_set"] is True and roles["judge"]["key_set"] is False
     assert roles["judge"]["api_key_env"] == "MY_JUDGE_KEY"
     assert secret not in out.stdout + out.stderr

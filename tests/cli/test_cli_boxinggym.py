@@ -6,17 +6,18 @@ import json
 from pathlib import Path
 
 from tests.cli.test_cli import run
+from tests.support.cli import strict_json
 
 
 def test_bench_boxinggym_rows_beside_the_paper_and_resume(tmp_path: Path) -> None:
     args = ["bench", "boxinggym", "--env", "death_process", "--seeds", "1", "--json"]
     out = run(args, tmp_path, timeout=300)
     assert out.returncode == 0, out.stderr
-    (row,) = json.loads(out.stdout)["rows"]
+    (row,) = strict_json(out.stdout)["rows"]
     assert (row["env"], row["goal"], row["seeds"]) == ("death_process", "direct", 1)
     assert row["after"] < 0 and row["regret"] >= -0.05  # beats the prior mean; regret ~ 0
     assert row["paper_before"] == 1.19 and row["paper_regret"] == 0.037  # Tables 1 and 3
-    run_dir = tmp_path / json.loads(out.stdout)["run_dir"]
+    run_dir = tmp_path / strict_json(out.stdout)["run_dir"]
     events = (run_dir / "events.jsonl").read_text().splitlines()
     again = run([*args, "--resume"], tmp_path, timeout=300)
     assert again.returncode == 0, again.stderr
@@ -48,14 +49,14 @@ def test_participant_words_come_from_the_configured_model(tmp_path: Path) -> Non
     ]
     out = run(args, tmp_path, timeout=300)
     assert out.returncode == 0, out.stderr
-    run_dir = tmp_path / json.loads(out.stdout)["run_dir"]
+    run_dir = tmp_path / strict_json(out.stdout)["run_dir"]
     (event,) = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     utterances = event["data"]["record"]["truth"]["utterances"]
     assert utterances and {u["source"] for u in utterances} == {"llm"}
 
 
 def test_bench_boxinggym_resume_refuses_typed_options_that_differ(tmp_path: Path) -> None:
-    from silicolab.runs import open_run
+    from silicolab.runs import lock, open_run
 
     stored = {
         "env": "dugongs,irt,survival",
@@ -67,7 +68,8 @@ def test_bench_boxinggym_resume_refuses_typed_options_that_differ(tmp_path: Path
         "participant_model": None,
         "fidelity": "fixed",
     }
-    open_run(tmp_path / "runs", "bench-boxinggym", settings=stored)  # left unfinished
+    left, _ = open_run(tmp_path / "runs", "bench-boxinggym", settings=stored)  # unfinished
+    lock.release(left.path)  # as if the process that made it had ended
     out = run(["bench", "boxinggym", "--resume", "--env", "dugongs", "--seeds", "1"], tmp_path)
     assert out.returncode == 2, out.stderr
     assert "env=dugongs (stored: dugongs,irt,survival)" in out.stderr

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from tests.cli.test_cli import run
 from tests.discovery.mac_fakes import Oracle
+from tests.support.cli import strict_json
 
 from silicolab.discovery import load
 
@@ -16,7 +17,7 @@ from silicolab.discovery import load
 def test_discover_pc_on_bundled_dataset_reproduces_published_scores(tmp_path: Path) -> None:
     out = run(["discover", "--dataset", "auto_mpg", "--method", "pc", "--json"], tmp_path)
     assert out.returncode == 0, out.stderr
-    summary = json.loads(out.stdout)
+    summary = strict_json(out.stdout)
     assert (summary["scores"]["shd"], summary["scores"]["nhd_truncated"]) == (8, 0.48)
     run_dir = tmp_path / summary["run_dir"]
     record = json.loads((run_dir / "record.json").read_text())
@@ -47,7 +48,7 @@ def test_discover_own_csv_with_knowledge_and_truth(tmp_path: Path) -> None:
         tmp_path,
     )
     assert out.returncode == 0, out.stderr
-    summary = json.loads(out.stdout)
+    summary = strict_json(out.stdout)
     assert summary["scores"]["shd"] == 0
     assert sorted(map(tuple, summary["edges"]["directed"])) == [("a", "b"), ("b", "c")]
 
@@ -100,12 +101,12 @@ def test_bench_discovery_prints_ours_beside_published_and_resumes(tmp_path: Path
     ]
     out = run(args, tmp_path)
     assert out.returncode == 0, out.stderr
-    rows = json.loads(out.stdout)["rows"]
+    rows = strict_json(out.stdout)["rows"]
     assert len(rows) == 4
     assert all(row["match"] for row in rows), rows
     again = run([*args, "--resume"], tmp_path)
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["rows"] == rows
+    assert strict_json(again.stdout)["rows"] == rows
 
 
 def test_discover_llm_method_through_an_openai_compatible_server(llm_server_factory, tmp_path):
@@ -125,7 +126,7 @@ def test_discover_llm_method_through_an_openai_compatible_server(llm_server_fact
     ]
     out = run(args, tmp_path)
     assert out.returncode == 0, out.stderr
-    summary = json.loads(out.stdout)
+    summary = strict_json(out.stdout)
     assert summary["scores"]["shd"] == 0  # the oracle judge knows the truth
     assert summary["usage"]["calls"] >= 15 and summary["usage"]["input_tokens"] > 0
     assert server.stats.faults_by_kind == {"500": 1}  # retried, not fatal
@@ -146,5 +147,5 @@ def test_discover_llm_method_through_an_openai_compatible_server(llm_server_fact
         tmp_path,
     )
     assert bench.returncode == 0, bench.stderr
-    rows = {r["method"]: r for r in json.loads(bench.stdout)["rows"]}
+    rows = {r["method"]: r for r in strict_json(bench.stdout)["rows"]}
     assert rows["mac_single_agent"]["shd"] == 0 and rows["mac_single_agent"]["tokens"] > 0

@@ -3,10 +3,10 @@ family (tests/envs/coin_family.py) runs through run_episode, the bench and the C
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from tests.support.cli import strict_json
 from typer.testing import CliRunner
 
 from silicolab.bench.episodes import run_episodes_bench
@@ -50,7 +50,7 @@ def test_the_toy_runs_through_the_cli(tmp_path: Path) -> None:
     args = ["bench", "episodes", "--env", "coin", "--seeds", "3", "--runs-dir", str(tmp_path)]
     out = CliRunner().invoke(app, [*args, "--json"])
     assert out.exit_code == 0, out.output
-    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    summary = strict_json(out.stdout.strip().splitlines()[-1])
     (row,) = summary["rows"]
     assert row["env"] == "coin" and row["episodes"] == 3 and summary["status"] == "finished"
     events = (Path(summary["run_dir"]) / "events.jsonl").read_text().splitlines()

@@ -7,7 +7,6 @@ bundled SmolLM2 is served by ``tests/real_model``. Every test uses a private sta
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli import strict_json
 from tests.support.llamacpp import llamacpp_available
 from tests.support.tiny_gguf import build_tiny_gguf
 
@@ -78,12 +78,12 @@ def test_serve_in_the_background_then_reuse_and_stop(gguf: Path, state: Path) ->
     started = silicolab("serve", "local", "--model", str(gguf), "--n-ctx", "2048", "--background",
                         "--json")  # fmt: skip
     assert started.returncode == 0, started.stderr
-    info = json.loads(started.stdout)
+    info = strict_json(started.stdout)
     assert info["spec"] == f"local:{gguf.resolve()}" and info["model"] == "tiny"
     assert info["base_url"].startswith("http://127.0.0.1:")
-    status = json.loads(silicolab("serve", "status", "--json").stdout)
+    status = strict_json(silicolab("serve", "status", "--json").stdout)
     assert [s["pid"] for s in status["servers"]] == [info["pid"]]
-    again = json.loads(silicolab("serve", "local", "--model", str(gguf), "--json").stdout)
+    again = strict_json(silicolab("serve", "local", "--model", str(gguf), "--json").stdout)
     assert again["status"] == "already running" and again["pid"] == info["pid"]
 
     model = load_model(info["spec"], cache_path=None)  # reuses the server: no new process
@@ -95,7 +95,7 @@ def test_serve_in_the_background_then_reuse_and_stop(gguf: Path, state: Path) ->
     assert model.spec == info["spec"]
     assert [r.pid for r in local.running_servers()] == [info["pid"]]
 
-    stopped = json.loads(silicolab("serve", "stop", "--json").stdout)
+    stopped = strict_json(silicolab("serve", "stop", "--json").stdout)
     assert stopped == {"stopped": ["tiny"]}
     assert local.running_servers() == [] and not (state / "server-tiny.json").exists()
     assert not alive(info["pid"])

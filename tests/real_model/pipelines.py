@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.cli import strict_json
+
 #: The model spec every pipeline uses: the local server with the bundled SmolLM2.
 SPEC = "local"
 MAC_METHODS = ("mac_meta_debate", "mac_debate_coding")
@@ -86,7 +88,7 @@ def run_cli(args: list[str], env: dict[str, str]) -> tuple[int, dict[str, Any], 
         check=False,
     )
     try:
-        out = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
+        out = strict_json(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
     except ValueError:
         out = {}
     return done.returncode, out, done.stderr

@@ -7,12 +7,12 @@ run failed with one line naming the agent and its act, and keeps the transcript 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.reliability.support import cli, one_line, only_run, record, use_server
+from tests.support.cli import strict_json
 from tests.support.openai_server import FakeLLMServer, Fault
 
 SIM = ["sim", "run", "bargaining", "--model", "openai:fake"]
@@ -29,7 +29,7 @@ def test_sim_with_an_echoing_or_garbage_model_ends_degraded(
     line = one_line(out.stderr)
     assert line.startswith("DEGRADED: 2 of 2 units failed every step"), line
     assert "worst unit Seller" in line and sample in line
-    summary = json.loads(out.stdout)
+    summary = strict_json(out.stdout)
     assert summary["status"] == "degraded"
     assert summary["health"]["totals"]["parse_failures"] == 4
     run = only_run(tmp_path / "runs")
@@ -97,7 +97,7 @@ def test_discover_mac_with_an_echoing_model_ends_degraded(tmp_path: Path) -> Non
     line = one_line(out.stderr)
     assert line.startswith("DEGRADED: 20 of 20 units failed every step"), line
     assert "sample reply 'echo: " in line
-    summary = json.loads(out.stdout)
+    summary = strict_json(out.stdout)
     assert summary["status"] == "degraded"
     assert summary["health"]["totals"]["parse_failures"] >= 20
     run = only_run(tmp_path / "runs")

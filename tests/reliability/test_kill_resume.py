@@ -21,6 +21,7 @@ from tests.reliability.support import (
     use_server,
     wait_for,
 )
+from tests.support.cli import strict_json
 from tests.support.openai_server import FakeLLMServer
 
 SIM = ["sim", "run", "bargaining", "--model", "openai:fake"]
@@ -108,7 +109,7 @@ def test_sim_sigterm_is_interrupted_then_resume_and_contradictions(
 def test_sim_market_resume_of_a_killed_run_continues_from_its_checkpoint(tmp_path: Path) -> None:
     whole = cli(["sim", "run", "market", "--json"], tmp_path)
     assert whole.returncode == 0, whole.stderr
-    expected = json.loads(whole.stdout)
+    expected = strict_json(whole.stdout)
     run = only_run(tmp_path / "runs")
     # A run killed mid-episode: status running, a checkpoint of the first steps, no event.
     folder = tmp_path / "killed"
@@ -127,7 +128,7 @@ def test_sim_market_resume_of_a_killed_run_continues_from_its_checkpoint(tmp_pat
 
     resumed = cli(["sim", "run", "market", "--resume", "--json"], folder)
     assert resumed.returncode == 0, resumed.stderr
-    got = json.loads(resumed.stdout)
+    got = strict_json(resumed.stdout)
     assert got["trades"] == expected["trades"] and got["final_state"] == expected["final_state"]
     assert ok_units(only_run(folder / "runs")) == ["episode"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from silicolab.runs import Run
+from silicolab.runs import Run, lock
 from tests.reliability.support import alive, cli_env, descendants
 
 WORKER = Path(__file__).parents[1] / "runtime" / "kill_worker.py"
@@ -24,6 +24,7 @@ WORKER = Path(__file__).parents[1] / "runtime" / "kill_worker.py"
 def _start_batch(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Run, list[int]]:
     """A process-pool batch of long units, started and computing; its descendants."""
     run = Run.create(tmp_path / "runs", kind="bench", slug="orphans")
+    lock.release(run.path)  # the worker process below writes it
     log = tmp_path / "executions.log"
     proc = subprocess.Popen(
         [sys.executable, str(WORKER), str(run.path), str(log), "8", "30", "process"],

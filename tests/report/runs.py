@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
-from tests.support.cli import EXE, private_cache_env
+from tests.support.cli import EXE, private_cache_env, strict_json
 
 #: name -> the command that makes the run (all write a run directory and its report.html).
 COMMANDS: dict[str, list[str]] = {
@@ -43,4 +42,4 @@ def make_run(name: str, root: Path) -> Path:
     """Make the run ``name`` of :data:`COMMANDS` under ``root/runs``; its directory."""
     out = cli([*COMMANDS[name], "--runs-dir", str(root / "runs"), "--json"], root)
     assert out.returncode in (0, 3), out.stderr  # 3: a degraded run is still a run
-    return Path(json.loads(out.stdout)["run_dir"]).resolve()
+    return Path(strict_json(out.stdout)["run_dir"]).resolve()

@@ -3,7 +3,6 @@ fails a run."""
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import subprocess
@@ -16,6 +15,7 @@ from silicolab.cli.flow import write_html_report
 from silicolab.report.html import write_report_safely
 from silicolab.runs import Run
 from tests.report.runs import EXE, cli, env
+from tests.support.cli import strict_json
 
 
 def test_view_rewrites_the_report_and_writes_elsewhere_with_out(
@@ -25,7 +25,7 @@ def test_view_rewrites_the_report_and_writes_elsewhere_with_out(
     (run_dir / "report.html").unlink()
     out = cli(["view", str(run_dir), "--json"], tmp_path)
     assert out.returncode == 0, out.stderr
-    summary = json.loads(out.stdout)
+    summary = strict_json(out.stdout)
     assert Path(summary["report"]) == run_dir / "report.html"
     assert (run_dir / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert summary["uri"].startswith("file://")
@@ -68,7 +68,7 @@ def test_view_serves_the_run_directory_on_localhost(
         text=True,
     )
     try:
-        url = json.loads(proc.stdout.readline())["url"]
+        url = strict_json(proc.stdout.readline())["url"]
         assert url.startswith("http://127.0.0.1:") and url.endswith("/report.html")
         with urllib.request.urlopen(url, timeout=10) as response:
             assert b"Causal discovery: pc on auto_mpg" in response.read()

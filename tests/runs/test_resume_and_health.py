@@ -112,3 +112,14 @@ def test_run_finish_with_health_sets_degraded(tmp_path):
     # a degraded run may be resumed (it is not finished)
     again, _ = open_run(tmp_path, "k", settings={}, resume=True)
     assert again.path == run.path
+
+
+def test_resume_takes_the_newest_unfinished_run_not_a_newer_finished_one(tmp_path):
+    interrupted, _ = open_run(tmp_path, "k", settings=SETTINGS)
+    interrupted.set_status("interrupted")
+    newer, _ = open_run(tmp_path, "k", settings=SETTINGS)
+    with newer:
+        newer.write_record({"rows": []})
+    assert newer.status == "finished" and Run.latest(tmp_path, "k").path == newer.path
+    run, _ = open_run(tmp_path, "k", settings=SETTINGS, resume=True)
+    assert run.path == interrupted.path

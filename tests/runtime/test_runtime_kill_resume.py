@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -12,8 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.support.cli import strict_json
 
-from silicolab.runs import Run
+from silicolab.runs import Run, lock
 
 WORKER = Path(__file__).with_name("kill_worker.py")
 N_UNITS = 40
@@ -30,6 +30,7 @@ def _executions(log: Path) -> list[str]:
 @pytest.mark.parametrize("mode", ["async", "process"])
 def test_sigkill_then_resume_runs_only_the_missing_units(tmp_path: Path, mode: str) -> None:
     run = Run.create(tmp_path / "runs", kind="bench", slug=f"kill-{mode}")
+    lock.release(run.path)  # the worker process below writes it
     first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
     command = [sys.executable, str(WORKER), str(run.path)]
 
@@ -70,7 +71,7 @@ def test_sigkill_then_resume_runs_only_the_missing_units(tmp_path: Path, mode: s
         timeout=60,
         check=True,
     )
-    summary = json.loads(resumed.stdout)
+    summary = strict_json(resumed.stdout)
 
     all_units = {f"u{i:02d}" for i in range(N_UNITS)}
     executed_on_resume = _executions(second_log)

@@ -25,6 +25,7 @@ from silicolab.llm import load_model
 from silicolab.runs import Run
 from silicolab.runtime import AsyncExecutor, RayExecutor
 from tests.scale import units
+from tests.support.cli import strict_json
 
 pytestmark = pytest.mark.ray
 RAY = ExecutorChoice("ray")
@@ -157,7 +158,7 @@ def test_a_killed_driver_resumes_from_the_run_directory(ray_cluster: Any, tmp_pa
     assert after[: len(before)] == before  # finished units were kept, not rerun
     recorded = [json.loads(line) for line in after]
     assert len({e["unit"] for e in recorded}) == len(recorded) == 100
-    assert json.loads(resumed.stdout)["status"] == "finished"
+    assert strict_json(resumed.stdout)["status"] == "finished"
 
 
 def test_a_runner_killed_mid_call_gives_its_slot_back_at_once(
@@ -245,7 +246,7 @@ def test_check_starts_one_worker_per_node_that_the_first_batch_reuses(ray_cluste
         env=cli_env({"RAY_AUTH_MODE": "disabled", "PYTHONPATH": os.pathsep.join(sys.path)}),
         capture_output=True, text=True, timeout=180, check=True,
     )  # fmt: skip
-    seen = json.loads(done.stdout.splitlines()[-1])
+    seen = strict_json(done.stdout.splitlines()[-1])
     assert seen["started"] == seen["nodes"] == 2
     assert seen["left"] is False and seen["env"] == {}
     assert seen["squares"] == [1, 4, 16, 25]

@@ -11,6 +11,7 @@ from silicolab.sim.examples.bargaining import run_bargaining
 from silicolab.sim.examples.market import BUYERS, SELLERS, make_game_master, run_market
 from silicolab.sim.examples.registry import EXAMPLES
 from silicolab.sim.game_master import Attempt
+from tests.support.cli import strict_json
 
 
 @pytest.mark.parametrize("protocol", ["ordered", "random", "coordinator_after"])
@@ -99,7 +100,7 @@ def test_run_sim_writes_run_directory(tmp_path, capsys) -> None:
     )
     run_dir = Path(out["run_dir"])
     assert run_dir.parent == tmp_path and out["deal"] is True
-    printed = json.loads(capsys.readouterr().out)
+    printed = strict_json(capsys.readouterr().out)
     assert printed["run_dir"] == out["run_dir"]
     record = json.loads((run_dir / "record.json").read_text(encoding="utf-8"))
     assert record["example"] == "bargaining" and record["log"]

@@ -111,7 +111,7 @@ async def test_an_invalid_prediction_is_nan_and_the_others_are_scored() -> None:
         return json.dumps({"explanation": "guess", "prediction": 100.0})
 
     model = load_model("scripted", fn=reply)
-    got = await apredict(hypothesis, data, fit, model, max_conditions=30, seed=2, tasks=("y",))
+    got = await apredict(hypothesis, data, fit, model, conditions=30, seed=2, tasks=("y",))
     table = got.table.set_index("condition_id").loc[got.llm_conditions]
     failed = [c for c in got.llm_conditions if c in bad]
     assert failed and len(failed) < len(got.llm_conditions)
@@ -130,12 +130,8 @@ async def test_predict_y_and_loo_on_a_seeded_subset() -> None:
         "scripted",
         fn=_reply({"predict_y": {"prediction": 100.0}, "predict_loo": {"prediction": 150.0}}, seen),
     )
-    got = await apredict(
-        hypothesis, data, fit, model, max_conditions=12, seed=5, tasks=("y", "loo")
-    )
-    again = await apredict(
-        hypothesis, data, fit, model, max_conditions=12, seed=5, tasks=("y", "loo")
-    )
+    got = await apredict(hypothesis, data, fit, model, conditions=12, seed=5, tasks=("y", "loo"))
+    again = await apredict(hypothesis, data, fit, model, conditions=12, seed=5, tasks=("y", "loo"))
     assert got.llm_conditions == again.llm_conditions and len(got.llm_conditions) == 12
     assert got.calls == {"predict_y": 12, "predict_beta": 0, "loo_llm": 12}
     subset = data.set_index("condition_id").loc[got.llm_conditions, "final_price"]
@@ -170,8 +166,10 @@ def test_mechanical_only_needs_no_model_and_bad_tasks_are_refused() -> None:
 
 
 def test_mechanical_loo_predicts_through_a_mediator() -> None:
-    """y = 1 + 2 m + 0.5 x exactly and m = 3 + a + noise: the LOO prediction of y uses the
-    LOO prediction of m, so y_i - yhat_i = 2 * (PRESS residual of m)_i."""
+    """y = 1 + 2 m + 0.5 x + e and m = 3 + a + u: the LOO prediction of y_i puts the LOO
+    prediction of m_i into the refitted y equation, so y_i - yhat_i is the y equation's
+    PRESS residual plus b_m(-i) times m's PRESS residual (b_m(-i): m's coefficient in
+    the y equation refitted without i)."""
     base = load_example("mug")
     trust = StudyVariable(
         name="trust",
@@ -187,17 +185,25 @@ def test_mechanical_loo_predicts_through_a_mediator() -> None:
         base.model_dump() | {"variables": [v.model_dump() for v in variables]}
     )
     gen = np.random.default_rng(0)
+    n = 40
     data = pd.DataFrame(
         {
-            "condition_id": [f"c{i}" for i in range(40)],
-            "buyer_budget": gen.choice([3.0, 6.0, 10.0, 20.0], 40),
-            "seller_attachment": gen.integers(1, 6, 40).astype(float),
+            "condition_id": [f"c{i}" for i in range(n)],
+            "buyer_budget": gen.choice([3.0, 6.0, 10.0, 20.0], n),
+            "seller_attachment": gen.integers(1, 6, n).astype(float),
         }
     )
-    data["trust"] = 3 + data.seller_attachment + gen.normal(0, 1, 40)
-    data["deal"] = 1 + 2 * data.trust + 0.5 * data.buyer_budget
+    data["trust"] = 3 + data.seller_attachment + gen.normal(0, 1, n)
+    data["deal"] = 1 + 2 * data.trust + 0.5 * data.buyer_budget + gen.normal(0, 0.5, n)
     loo, _ = mechanical_loo(hypothesis, data)
-    x = np.column_stack([np.ones(40), data.seller_attachment])
-    hat = x @ np.linalg.solve(x.T @ x, x.T)
-    press_m = (data.trust - hat @ data.trust) / (1 - np.diag(hat))
-    np.testing.assert_allclose(data.deal - loo.to_numpy(), 2 * press_m, atol=1e-8)
+    x_m = np.column_stack([np.ones(n), data.seller_attachment])
+    x_y = np.column_stack([np.ones(n), data.buyer_budget, data.trust])
+    expected = np.empty(n)
+    for i in range(n):
+        keep = np.arange(n) != i
+        b_m, *_ = np.linalg.lstsq(x_m[keep], data.trust[keep], rcond=None)
+        b_y, *_ = np.linalg.lstsq(x_y[keep], data.deal[keep], rcond=None)
+        press_y = data.deal[i] - x_y[i] @ b_y
+        press_m = data.trust[i] - x_m[i] @ b_m
+        expected[i] = press_y + b_y[2] * press_m
+    np.testing.assert_allclose(data.deal - loo.to_numpy(), expected, atol=1e-8)

@@ -18,7 +18,9 @@ EXAMPLES = ["mug", "bail", "lawyer", "auction"]
 
 
 def _comparable(h: Hypothesis) -> dict:
-    data = h.model_dump(exclude={"decisions", "name"})
+    # The chain proposes the SCM; derived variables, a theory and a rule-based world are
+    # declared by the researcher in the file, never by the chain.
+    data = h.model_dump(exclude={"decisions", "name", "derived", "theory", "rule_world"})
     for v in data["variables"]:
         # The scripted scientist fills an empty operationalization with the description
         # (the step requires one); everything else must come back unchanged.

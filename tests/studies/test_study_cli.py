@@ -17,7 +17,7 @@ from silicolab.runs import Run
 from silicolab.studies import load_example, make_design
 from silicolab.studies.conduct import arun_condition
 from silicolab.studies.world import HiddenWorld
-from tests.support.cli import EXE
+from tests.support.cli import EXE, strict_json
 from tests.support.cli import private_cache_env as _env
 from tests.support.openai_server import FakeLLMServer
 
@@ -36,7 +36,7 @@ def study(args: list[str], tmp_path: Path, timeout: float = 120) -> subprocess.C
 def test_auction_rule_based_json(tmp_path):
     out = study(["run", "auction", "--subjects", "rule", "--yes", "--json"], tmp_path)
     assert out.returncode == 0, out.stderr
-    summary = json.loads(out.stdout)
+    summary = strict_json(out.stdout)
     assert summary["status"] == "finished" and summary["conditions"] == 343
     assert {p["rhs"] for p in summary["paths"]} == {"budget_1", "budget_2", "budget_3"}
     assert "no LLM calls" in out.stderr
@@ -48,16 +48,16 @@ def test_auction_rule_based_json(tmp_path):
 def test_list_examples_and_fit_of_a_finished_run(tmp_path):
     out = study(["list-examples", "--json", "--write", "examples"], tmp_path)
     assert out.returncode == 0
-    sizes = {e["name"]: e["conditions"] for e in json.loads(out.stdout)["examples"]}
+    sizes = {e["name"]: e["conditions"] for e in strict_json(out.stdout)["examples"]}
     assert sizes == {"mug": 405, "bail": 245, "lawyer": 80, "auction": 343}
     assert (tmp_path / "examples" / "mug.yaml").is_file()
     run = study(
         ["run", "--hypothesis", "examples/auction.yaml", "--subjects", "rule", "--json"], tmp_path
     )
-    run_dir = json.loads(run.stdout)["run_dir"]
+    run_dir = strict_json(run.stdout)["run_dir"]
     fit = study(["fit", run_dir, "--interactions", "--json"], tmp_path)
     assert fit.returncode == 0, fit.stderr
-    refit = json.loads(fit.stdout)
+    refit = strict_json(fit.stdout)
     assert any(":" in p["rhs"] for p in refit["paths"])  # interaction terms
     assert refit["tests"][0]["name"] == "main effects vs pairwise interactions"
 
@@ -192,7 +192,7 @@ def test_kill_9_then_resume_runs_each_condition_once_and_repeats_no_request(tmp_
 
 def test_predict_whose_every_reply_is_unusable_is_degraded_not_a_crash(tmp_path):
     run = study(["run", "auction", "--subjects", "rule", "--yes", "--json"], tmp_path)
-    run_dir = json.loads(run.stdout)["run_dir"]
+    run_dir = strict_json(run.stdout)["run_dir"]
     with FakeLLMServer(reply="I cannot predict that.") as server:
         out = study(
             ["predict", run_dir, "--max-conditions", "3", "--json",

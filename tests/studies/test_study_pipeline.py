@@ -57,11 +57,17 @@ def test_auction_rule_based_fit_equals_theory_fit(tmp_path, rule):
         assert abs(paths[name]["se"] - ml_se[j]) < 1e-9
     assert abs(intercept["est"] - ols.params[0]) < 1e-9
     assert abs(main["r2"]["final_price"] - ols.rsquared) < 1e-9
-    # the second-highest budget explains the rule-based price exactly
-    alone = record["estimation"]["alternatives"]["final_price ~ second_highest_budget"]
+    # the second-highest budget explains the second-dropout price exactly: that model is
+    # a perfect fit, not estimable, and no test is computed from it
+    tests = record["estimation"]["tests"]
+    assert len(tests) == 2
+    alternatives = record["estimation"]["alternatives"]
     if rule == "second_dropout":
-        assert abs(alone["r2"]["final_price"] - 1.0) < 1e-9
-    assert len(record["estimation"]["tests"]) == 2
+        assert "final_price ~ second_highest_budget" not in alternatives
+        assert all("perfect_fit" in t["skipped"] for t in tests)
+        assert all("p" not in t for t in tests)
+    else:
+        assert alternatives["final_price ~ second_highest_budget"]["r2"]["final_price"] < 1
     assert (run.path / "data.csv").is_file()
 
 
@@ -105,7 +111,34 @@ def test_degraded_when_the_model_only_echoes(tmp_path):
     assert run.status == "degraded"
     assert record["health"]["degraded"] is True
     assert record["health"]["totals"]["failed_units"] >= 1
-    assert "DEGRADED" in Run.open(run.path).info["health_summary"]
+    summary = Run.open(run.path).info["health_summary"]
+    # why: how many conditions, the first one, the step that failed and a sample reply
+    first = record["runs"][0]
+    assert summary.startswith("DEGRADED: 6 of 6 conditions unusable; first ")
+    assert f"first {first['condition_id']}: the conversation failed: ParseFailure" in summary
+    assert "coordinator, act 0" in summary
+    assert "sample reply 'I am not sure what you mean.'" in summary
+    assert "the main model could not be fitted" in summary
+    assert record["health"]["problems"] and summary.endswith(record["health"]["problems"][-1])
+
+
+def test_degraded_survey_names_the_unreadable_question(tmp_path):
+    hypothesis = load_example("lawyer").model_copy(update={"max_statements": 4})
+    world = HiddenWorld(hypothesis, {"passed_bar": 0.5}, intercept=0.2)
+
+    def unreadable_survey(request):
+        if any("Have you decided to hire" in m["content"] for m in request.messages):
+            return "Banana."
+        return world(request)
+
+    model = load_model("scripted", fn=unreadable_survey)
+    with Run.create(tmp_path, kind="study", slug="lawyer") as run:
+        run_study(hypothesis, StudyOptions(conditions=6, jobs=3), run=run,
+                  models=StudyModels(model, model, model))  # fmt: skip
+    summary = Run.open(run.path).info["health_summary"]
+    assert run.status == "degraded"
+    assert "no survey answer could be read: hired (asked employer)" in summary
+    assert "sample reply 'Banana.'" in summary
 
 
 def test_resume_runs_only_unfinished_conditions(tmp_path):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,6 +192,33 @@ def mean(values: Sequence[Any]) -> float:
     return sum(clean) / len(clean) if clean else math.nan
 
 
+#: Column prefixes of the published figures printed beside ours.
+PUBLISHED_PREFIXES = ("published_", "paper_", "box_")
+
+
+def null_reasons(row: Mapping[str, Any]) -> dict[str, str]:
+    """``{column: why it is empty}`` for every ``None`` figure of a bench row (strict JSON
+    writes a missing or non-finite number as ``null``; the reason says which it was): a
+    published column the paper has no value for, a unit that failed (its error), a row
+    whose every unit failed, or a summary with no finite value to summarize."""
+    error = str(row.get("error") or "").strip()
+    done = next((row[k] for k in ("episodes", "seeds") if row.get(k) is not None), None)
+    all_failed = done == 0 and bool(row.get("errors"))  # no unit of the row finished
+    reasons: dict[str, str] = {}
+    for column, value in row.items():
+        if value is not None or column in ("error", "null_reasons"):
+            continue
+        if column.startswith(PUBLISHED_PREFIXES) or column == "match":
+            reasons[column] = "the published tables have no value for this row"
+        elif error:
+            reasons[column] = f"the unit failed: {error[:200]}"
+        elif all_failed:
+            reasons[column] = f"every unit of this row failed ({int(row['errors'])} errors)"
+        else:
+            reasons[column] = "no finite value to summarize (every unit's was missing or NaN)"
+    return reasons
+
+
 def positive_int(value: Any, name: str) -> int:
     """``value`` if it is a positive integer, else an :class:`InputError` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -207,6 +234,7 @@ __all__ = [
     "arun_units",
     "episode_health",
     "mean",
+    "null_reasons",
     "offline_twin",
     "play_episode",
     "positive_int",

@@ -12,7 +12,6 @@ and the command exits :data:`~silicolab.runs.DEGRADED_EXIT`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ import typer
 from silicolab.cli.flow import emit, runs_root, write_html_report
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
+from silicolab.core.files import dumps
 
 #: Old scientist names the CLI still accepts, with the one-line note it prints.
 AGENT_ALIASES = {"boed": "reference", "react": "llm"}
@@ -122,7 +122,7 @@ def run_bench(
     check(used)
     with run:
         table, view = execute(used, run)
-        rows = json.loads(table.to_json(orient="records"))
+        rows = table_rows(table)
         health = table.attrs.get("health")
         record = {"settings": used, "rows": rows, "usage": table.attrs.get("usage")}
         if health is not None:
@@ -141,6 +141,21 @@ def run_bench(
     return {"run_dir": str(run.path), "rows": rows}
 
 
+def table_rows(table: Any) -> list[dict[str, Any]]:
+    """The bench table as JSON-ready rows: missing and non-finite numbers are ``None``
+    and each row whose figures are ``None`` says why in ``null_reasons`` (see
+    :func:`silicolab.bench.harness.null_reasons`)."""
+    from silicolab.bench.harness import null_reasons
+    from silicolab.core.files import finite
+
+    rows = finite(table.to_dict(orient="records"))
+    for row in rows:
+        reasons = null_reasons(row)
+        if reasons:
+            row["null_reasons"] = reasons
+    return rows
+
+
 def _show_finished(
     run: Any, settings: Mapping[str, Any], explicit: Iterable[str], json_out: bool
 ) -> dict[str, Any]:
@@ -157,7 +172,7 @@ def _show_finished(
     rows = (run.read_record() or {}).get("rows", [])
     typer.echo(f"note: {run.path} is finished; nothing to resume, showing its results", err=True)
     if json_out:
-        typer.echo(json.dumps({"run_dir": str(run.path), "status": run.status, "rows": rows}))
+        typer.echo(dumps({"run_dir": str(run.path), "status": run.status, "rows": rows}))
     else:
         typer.echo(run.path.joinpath("report.md").read_text(encoding="utf-8"))
     return {"run_dir": str(run.path), "rows": rows}

@@ -12,7 +12,6 @@ the estimates can be shown beside the truth. Then a short tour of the other capa
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import typer
 
 from silicolab.cli.flow import write_html_report
 from silicolab.core.config import load_settings
+from silicolab.core.files import dumps
 
 
 def run_demo(
@@ -74,7 +74,7 @@ def run_demo(
     write_html_report(run)
     out = _summary(run, record)
     if json_out:
-        typer.echo(json.dumps(out, default=str))
+        typer.echo(dumps(out))
     else:
         print_demo(record, run.path)
         print_tour(**tour)

@@ -12,6 +12,7 @@ from typing import Any
 from silicolab.cli.flow import emit, open_checked_run, runs_root, write_html_report
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
+from silicolab.core.files import dumps
 
 _EDGE = re.compile(r"^\s*([^-<>\s][^<>]*?)\s*->\s*([^-<>\s].*?)\s*$")
 
@@ -160,7 +161,7 @@ def _discover(job: _Job, seed: int | None) -> tuple[Any, dict[str, Any], Any]:
     }
     raw = result.raw if isinstance(result.raw, dict) else {}
     if raw.get("debates"):  # the MAC meta-debate's transcript, for the report
-        record["debates"] = json.loads(json.dumps(raw["debates"], default=str))
+        record["debates"] = json.loads(dumps(raw["debates"]))
     return result, record, health
 
 
@@ -249,7 +250,7 @@ def _report(ds: Any, result: Any, scores: dict[str, Any] | None, health: Any = N
             "## Language-model usage",
             "",
             "```",
-            json.dumps(result.usage, indent=2),
+            dumps(result.usage, indent=2),
             "```",
         ]
     return "\n".join(lines) + "\n"

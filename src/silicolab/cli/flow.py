@@ -8,7 +8,6 @@ command exits :data:`~silicolab.runs.DEGRADED_EXIT`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Generic, TypeVar
 import typer
 
 from silicolab.core.config import load_settings
+from silicolab.core.files import dumps
 
 Job = TypeVar("Job")
 
@@ -74,7 +74,7 @@ def emit(
     from silicolab.runs import DEGRADED_EXIT
 
     if json_out:
-        typer.echo(json.dumps(out, default=str))
+        typer.echo(dumps(out))
     else:
         show()
     if status == "degraded":

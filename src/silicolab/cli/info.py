@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import typer
 
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
+from silicolab.core.files import dumps
 
 
 def show_models(*, config: Path | None, json_out: bool) -> None:
@@ -19,7 +19,7 @@ def show_models(*, config: Path | None, json_out: bool) -> None:
     settings = load_settings(config)
     rows = describe_roles(settings)
     if json_out:
-        typer.echo(json.dumps({"config": settings.source, "roles": rows}))
+        typer.echo(dumps({"config": settings.source, "roles": rows}))
         return
     from rich.console import Console
     from rich.table import Table
@@ -71,7 +71,7 @@ def show_cache_stats(*, config: Path | None, path: Path | None, json_out: bool) 
         }
     )
     if json_out:
-        typer.echo(json.dumps(stats))
+        typer.echo(dumps(stats))
         return
     typer.echo(f"cache: {stats['path']}")
     typer.echo(
@@ -94,7 +94,7 @@ def clear_cache(*, config: Path | None, path: Path | None, yes: bool, json_out: 
             raise typer.Exit(1)
         removed = SQLiteCache(file).clear()
     if json_out:
-        typer.echo(json.dumps({"path": str(file), "removed": removed}))
+        typer.echo(dumps({"path": str(file), "removed": removed}))
     else:
         typer.echo(f"removed {removed} cached completions from {file}")
 
@@ -123,7 +123,7 @@ def ask_model(
     llm = model_for_role(role, settings, **overrides)
     completion = llm.generate(prompt, max_tokens=max_tokens, tag=role)
     if json_out:
-        typer.echo(json.dumps({"model": llm.spec, **completion.to_dict()}))
+        typer.echo(dumps({"model": llm.spec, **completion.to_dict()}))
         return
     typer.echo(completion.text)
     typer.echo(

@@ -8,12 +8,13 @@ stops them. The machinery is :mod:`silicolab.llm.local`.
 
 from __future__ import annotations
 
-import json
 import signal
 import time
 from typing import Annotated, Any
 
 import typer
+
+from silicolab.core.files import dumps
 
 serve_app = typer.Typer(
     help=(
@@ -92,7 +93,7 @@ def serve_local(
     record = local.read_record(file.alias)
     if record is not None and record.model_path == str(file.path):
         if json_out:
-            typer.echo(json.dumps({**_describe(record), "status": "already running"}))
+            typer.echo(dumps({**_describe(record), "status": "already running"}))
         else:
             _print_usage(record, running="already serving")
             typer.echo("stop it with: silicolab serve stop")
@@ -102,7 +103,7 @@ def serve_local(
     record = local.start_server(file, port=port, n_ctx=n_ctx, n_threads=threads)
     if json_out:
         status = "running" if background else "serving"
-        typer.echo(json.dumps({**_describe(record), "status": status}))
+        typer.echo(dumps({**_describe(record), "status": status}))
     else:
         _print_usage(record, running="serving")
         typer.echo(
@@ -131,7 +132,7 @@ def serve_status(json_out: JsonOpt = False) -> None:
 
     records = local.running_servers()
     if json_out:
-        typer.echo(json.dumps({"servers": [_describe(r) for r in records]}))
+        typer.echo(dumps({"servers": [_describe(r) for r in records]}))
         return
     if not records:
         typer.echo("no local server is running; start one with: silicolab serve local")
@@ -156,6 +157,6 @@ def serve_stop(
         records = [r for r in records if r.alias == alias]
     stopped = [r.alias for r in records if local.stop_server(r)]
     if json_out:
-        typer.echo(json.dumps({"stopped": stopped}))
+        typer.echo(dumps({"stopped": stopped}))
     else:
         typer.echo(f"stopped: {', '.join(stopped)}" if stopped else "no local server was running")

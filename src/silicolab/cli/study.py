@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,14 +11,18 @@ import typer
 from silicolab.cli.flow import runs_root, write_html_report
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
+from silicolab.core.files import dumps
 
 SUBJECTS = ("llm", "rule", "world")
+#: The kinds of run whose study part ``study fit|predict|follow-on`` read.
+STUDY_KINDS = ("study", "demo")
 
 
 #: ``study run`` options stored in run.json (the others say where and how to run, not what).
 STORED = (
-    "subjects", "conditions", "seed", "max_conditions", "jobs", "statement_tokens",
-    "interactions", "drop_capped", "predict", "follow_on",
+    "subjects", "conditions", "replicates", "aggregate_replicates", "agent_names", "seed",
+    "max_conditions", "jobs", "statement_tokens", "interactions", "drop_capped", "predict",
+    "predict_conditions", "follow_on", "scientist_temperature",
 )  # fmt: skip
 
 
@@ -45,14 +48,21 @@ def load_study_hypothesis(example: str | None, hypothesis: Path | None) -> Any:
 
 
 def study_models(
-    subjects: str, hypothesis: Any, *, model: str | None, base_url: str | None, config: Path | None
+    subjects: str,
+    hypothesis: Any,
+    *,
+    model: str | None,
+    base_url: str | None,
+    config: Path | None,
+    seed: int = 0,
 ) -> Any:
-    """The models by role (scientist, subject, coordinator); for ``world`` subjects the
-    scripted hidden-SCM world plays subjects and coordinator (offline)."""
-    from silicolab.llm import load_model
+    """The models by role (scientist, subject, coordinator), or ``None`` when no model is
+    used at all (rule-based subjects and no usable scientist). A scientist that is the
+    offline ``scripted`` test double is no scientist (``StudyModels.scientist`` is None);
+    for ``world`` subjects the offline world plays subjects and coordinator and, without a
+    usable scientist, its scripted scientist answers the scientist's steps."""
     from silicolab.llm.roles import model_for_role
     from silicolab.studies.pipeline import StudyModels
-    from silicolab.studies.world import HiddenWorld
 
     settings = load_settings(config)
     overrides: dict[str, Any] = {}
@@ -60,23 +70,27 @@ def study_models(
         overrides["spec"] = model
     if base_url:
         overrides["base_url"] = base_url
-    roles = {r: model_for_role(r, settings, **overrides) for r in StudyModels.roles()}
-    if subjects == "world":
-        world = load_model(
-            "scripted",
-            fn=HiddenWorld(hypothesis, world_effects(hypothesis)),
+    scientist = model_for_role("scientist", settings, **overrides)
+    usable = usable_scientist(scientist)
+    if subjects == "rule":
+        return StudyModels(scientist, scientist, scientist) if usable else None
+    if subjects == "world":  # the one offline builder (the demo's and Python's too)
+        from silicolab.studies.offline import offline_study_models
+
+        return offline_study_models(
+            hypothesis,
+            seed=seed,
             cache_path=settings.resolved_cache_path,
+            scientist=scientist if usable else None,
         )
-        roles["subject"] = roles["coordinator"] = world
-    return StudyModels(**roles)
+    roles = {r: model_for_role(r, settings, **overrides) for r in ("subject", "coordinator")}
+    return StudyModels(scientist if usable else None, **roles)
 
 
-def world_effects(hypothesis: Any) -> dict[str, float]:
-    """The offline world's hidden effects: 1 per unit of the first cause, half of that
-    for the second, none for the rest (so a fit has something to find and something not
-    to)."""
-    causes = [v.name for v in hypothesis.treatments]
-    return {name: effect for name, effect in zip(causes, (1.0, 0.5), strict=False)}
+def usable_scientist(model: Any) -> bool:
+    """Whether ``model`` can play the scientist: anything but the bare ``scripted`` test
+    double (the default when no model is configured), which has no script for it."""
+    return getattr(model, "spec", "scripted") != "scripted"
 
 
 def confirm_cost(plan: Any, *, paid: bool, yes: bool, max_cost: float | None) -> None:
@@ -95,10 +109,15 @@ def confirm_cost(plan: Any, *, paid: bool, yes: bool, max_cost: float | None) ->
         raise InputError("cancelled; nothing was run")
 
 
-def _paid(models: Any, subjects: str) -> bool:
-    if subjects == "rule":
+def _paid(models: Any, options: Any) -> bool:
+    """Whether a model the study will call costs money (is not a scripted test double)."""
+    if models is None:
         return False
-    return any(not str(m).startswith("scripted") for m in models.specs().values())
+    used = {"scientist"} if options.predict or options.follow_on else set()
+    if options.subjects != "rule":
+        used |= {"subject", "coordinator"}
+    specs = models.specs()
+    return any(specs[r] is not None and not str(specs[r]).startswith("scripted") for r in used)
 
 
 def run_study_command(
@@ -117,14 +136,14 @@ def run_study_command(
     json_out: bool,
     executor: Any = None,
 ) -> dict[str, Any]:
-    """``study run``: plan, confirm, run (or resume) the study and print its summary;
-    ``executor`` (an :class:`~silicolab.runtime.ExecutorChoice`, default local) says where
-    the conditions run."""
+    """``study run``: check the options, plan, confirm, run (or resume) the study and
+    print its summary; ``executor`` (an :class:`~silicolab.runtime.ExecutorChoice`,
+    default local) says where the conditions run. Every refusal happens before a run
+    directory exists."""
     from silicolab.llm.base import run_sync
     from silicolab.report.study_report import study_report
     from silicolab.runs import DEGRADED_EXIT, open_run
-    from silicolab.studies.cost import plan_cost
-    from silicolab.studies.design import make_design
+    from silicolab.studies.applicable import check_applicable
     from silicolab.studies.files import read_hypothesis
     from silicolab.studies.pipeline import HYPOTHESIS_FILE, StudyOptions
     from silicolab.studies.study import arun_study
@@ -141,25 +160,16 @@ def run_study_command(
         from silicolab.studies.rule_worlds import rule_world
 
         rule_world(hypothesis)  # refuses a study without rule-based subjects, before any run
-    design = make_design(
-        hypothesis,
-        conditions=options.conditions,
+    models = study_models(
+        options.subjects, hypothesis, model=model, base_url=base_url, config=config,
         seed=options.seed,
-        max_conditions=options.max_conditions,
-    )
-    models = None
-    if options.subjects != "rule":
-        models = study_models(
-            options.subjects, hypothesis, model=model, base_url=base_url, config=config
-        )
-    paid = models is not None and _paid(models, options.subjects)
-    plan = plan_cost(
-        hypothesis,
-        len(design.conditions),
-        _prices(models) if paid else None,
-        llm=options.subjects != "rule",
-    )
+    )  # fmt: skip
+    scientist = models is not None and models.scientist is not None
+    notes = check_applicable(options, typed=() if resume else explicit, scientist=scientist)
+    plan, paid = _plan(hypothesis, options, models)
     confirm_cost(plan, paid=paid, yes=yes, max_cost=max_cost)
+    for note in notes:
+        typer.echo(f"note: {note}", err=True)
     if run is None:
         run, _ = open_run(root, "study", settings=settings, slug=hypothesis.name)
     with run:
@@ -169,6 +179,7 @@ def run_study_command(
     write_html_report(run)
     summary = {"run_dir": str(run.path.resolve()), "status": run.status, "plan": plan.to_dict()}
     summary.update(_summary_figures(record))
+    summary["notes"] = notes
     _print(record, summary, json_out)
     if run.status == "degraded":
         typer.echo(run.info.get("health_summary", "the run is degraded"), err=True)
@@ -176,26 +187,44 @@ def run_study_command(
     return summary
 
 
-def _prices(models: Any) -> Any:
-    if models is None:
-        return None
-    ledger = getattr(models.subject, "ledger", None)
-    return getattr(ledger, "prices", None)
+def _plan(hypothesis: Any, options: Any, models: Any) -> tuple[Any, bool]:
+    """The cost plan of the study's design (every replicate of every condition, plus the
+    scientist's predictions) and whether any model it calls is paid."""
+    from silicolab.studies.cost import plan_cost, prediction_calls
+    from silicolab.studies.design import make_design
+
+    design = make_design(
+        hypothesis, conditions=options.conditions, seed=options.seed,
+        max_conditions=options.max_conditions, replicates=options.replicates,
+    )  # fmt: skip
+    paid = _paid(models, options)
+    prices = getattr(getattr(models.subject, "ledger", None), "prices", None) if paid else None
+    scientist = models is not None and models.scientist is not None
+    plan = plan_cost(
+        hypothesis, len(design.conditions), prices, llm=options.subjects != "rule",
+        scientist_calls=prediction_calls(options, design) if scientist else 0,
+    )  # fmt: skip
+    return plan, paid
 
 
 def _summary_figures(record: dict[str, Any]) -> dict[str, Any]:
     from silicolab.report.study_report import path_rows
 
     main = (record.get("estimation") or {}).get("main") or {}
+    health = record.get("health") or {}
     return {
         "study": record["study"],
         "conditions": len(record["runs"]),
         "n": main.get("n"),
         "r2": main.get("r2"),
         "paths": path_rows(record.get("estimation")),
+        "fit_error": record.get("fit_error"),
+        "fit_problems": record.get("fit_problems") or [],
         "na_counts": record["data"]["na_counts"],
         "capped": record["data"]["capped"],
-        "health": (record.get("health") or {}).get("totals"),
+        "stages": record.get("stages"),
+        "health": health.get("totals"),
+        "problems": health.get("problems") or [],
         "predictions": (record.get("predictions") or {}).get("mse"),
         "follow_on": (record.get("follow_on") or {}).get("comparison"),
         "ledger": record.get("llm_ledger"),
@@ -207,7 +236,7 @@ def _print(record: dict[str, Any], summary: dict[str, Any], json_out: bool) -> N
     from silicolab.report.study_report import PATH_COLUMNS, path_rows, summary_lines
 
     if json_out:
-        typer.echo(json.dumps(summary, default=str))
+        typer.echo(dumps(summary))
         return
     print_table(
         path_rows(record.get("estimation")),
@@ -218,64 +247,105 @@ def _print(record: dict[str, Any], summary: dict[str, Any], json_out: bool) -> N
 
 
 def _finished_study(run_dir: Path) -> tuple[Any, Any, dict[str, Any]]:
-    """(run, hypothesis, record) of a finished study run, or a clear error."""
+    """(run, hypothesis, record) of a study run or of the demo's study, once its main
+    study is on disk (its data, hypothesis and record), or a clear error."""
     from silicolab.runs import Run
     from silicolab.studies.files import read_hypothesis
     from silicolab.studies.pipeline import HYPOTHESIS_FILE
 
     run = Run.open(run_dir)
     record = run.read_record()
-    if run.kind != "study" or record is None:
-        raise InputError(f"{run_dir} is not a finished study run; pass a runs/...-study-... folder")
+    ready = all((run.path / name).is_file() for name in (HYPOTHESIS_FILE, "data.csv"))
+    if run.kind not in STUDY_KINDS or record is None or not ready:
+        raise InputError(
+            f"{run_dir} is not a study run whose main study finished; pass a "
+            "runs/...-study-... or runs/...-demo-... folder (an interrupted one: finish it "
+            "with 'silicolab study run --resume' first)"
+        )
     return run, read_hypothesis(run.path / HYPOTHESIS_FILE), record
 
 
-def _study_data(run: Any) -> Any:
+def _study_data(run: Any, hypothesis: Any, record: dict[str, Any]) -> Any:
+    """The rows the study's fit used: ``data.csv``, averaged over each condition's
+    replicates when the study was run with ``--aggregate-replicates``."""
     import pandas as pd
 
-    return pd.read_csv(run.path / "data.csv")
+    table = pd.read_csv(run.path / "data.csv")
+    if (record.get("options") or {}).get("aggregate_replicates"):
+        from silicolab.studies.data import aggregate_replicates
+
+        return aggregate_replicates(hypothesis, table)
+    return table
 
 
-def scientist_model(model: str | None, base_url: str | None, config: Path | None) -> Any:
-    """The scientist-role model with command-line overrides."""
+def scientist_model(
+    model: str | None,
+    base_url: str | None,
+    config: Path | None,
+    *,
+    needed_for: str = "",
+    demo_seed: int | None = None,
+) -> Any:
+    """The scientist-role model with command-line overrides. Without a usable one (the
+    bare ``scripted`` test double): the demo's own scripted scientist for a demo run
+    (``demo_seed``: its seed), else with ``needed_for`` a refusal naming the fix."""
     from silicolab.llm.roles import model_for_role
 
+    settings = load_settings(config)
     overrides = {k: v for k, v in (("spec", model), ("base_url", base_url)) if v}
-    return model_for_role("scientist", load_settings(config), **overrides)
+    scientist = model_for_role("scientist", settings, **overrides)
+    if demo_seed is not None and not usable_scientist(scientist):
+        from silicolab.studies.demo_study import demo_models
+
+        return demo_models(demo_seed, settings.resolved_cache_path).scientist
+    if needed_for and not usable_scientist(scientist):
+        raise InputError(
+            f"the scientist model is the offline 'scripted' test double, which cannot "
+            f"{needed_for}: pass --model SPEC (e.g. openai:gpt-4o-mini, or a local server "
+            "with --base-url), or configure the scientist role in silicolab.yaml"
+        )
+    return scientist
 
 
 def hypothesis_command(
-    scenario: str, *, out: Path, causes: int, seed: int, model: str | None,
-    base_url: str | None, config: Path | None, json_out: bool,
+    scenario: str | None, *, out: Path, causes: int | None, seed: int | None,
+    temperature: float | None, resume: Path | None, model: str | None, base_url: str | None,
+    config: Path | None, json_out: bool,
 ) -> None:  # fmt: skip
-    """``study hypothesis``: the scientist model's SCM for ``scenario``, as editable YAML."""
-    if len(scenario.strip()) < 10:
-        raise InputError("the scenario is empty or too short; describe it in a sentence")
+    """``study hypothesis``: the scientist model's SCM for ``scenario``, as editable YAML.
+    Every accepted step is journaled beside ``out`` as it is taken; ``resume`` (that
+    journal or its hypothesis file) replays them without a call and continues from the
+    first missing step (:mod:`silicolab.studies.scientist_journal`)."""
     from silicolab.llm.base import run_sync
     from silicolab.studies.design import factorial_size
     from silicolab.studies.files import write_hypothesis
-    from silicolab.studies.scientist import agenerate_hypothesis
+    from silicolab.studies.scientist_journal import ajournaled_hypothesis, open_chain
 
-    scientist = scientist_model(model, base_url, config)
-    if getattr(scientist, "spec", "") == "scripted":
-        raise InputError(
-            "the scientist model is the offline 'scripted' test double, which cannot propose "
-            "hypotheses: pass --model SPEC (e.g. openai:gpt-4o-mini, or a local server with "
-            "--base-url), configure one in silicolab.yaml, or start from a built-in study "
-            "('silicolab study list-examples --write DIR')"
-        )
-    result = run_sync(agenerate_hypothesis(scenario, scientist, n_causes=causes, seed=seed))
-    path = write_hypothesis(result, out)
+    if resume is None and (scenario is None or len(scenario.strip()) < 10):
+        raise InputError("the scenario is empty or too short; describe it in a sentence")
+    scientist = scientist_model(
+        model, base_url, config, needed_for="propose hypotheses (start from a built-in "
+        "study instead: 'silicolab study list-examples --write DIR')",
+    )  # fmt: skip
+    journal = open_chain(
+        out, resume=resume, model=scientist.spec, scenario=scenario, n_causes=causes,
+        seed=seed, temperature=temperature,
+    )  # fmt: skip
+    result = run_sync(ajournaled_hypothesis(journal, scientist))
+    path = write_hypothesis(result, journal.settings.get("out") or out)
+    journal.path.unlink(missing_ok=True)  # the hypothesis file holds every decision now
     summary = {
         "path": str(path),
         "agents": [a.name for a in result.agents],
         "outcome": result.outcome.name,
         "causes": [v.name for v in result.treatments],
         "conditions": factorial_size(result),
+        "seed": journal.settings["seed"],
+        "scientist_temperature": journal.settings["temperature"],
         "ledger": scientist.ledger.summary(),
     }
     if json_out:
-        typer.echo(json.dumps(summary))
+        typer.echo(dumps(summary))
         return
     typer.echo(
         f"wrote {path}: agents {summary['agents']}, outcome {summary['outcome']}, causes "
@@ -284,55 +354,96 @@ def hypothesis_command(
     )
 
 
-def fit_command(run_dir: Path, *, interactions: bool, drop_capped: bool, json_out: bool) -> None:
-    """``study fit``: refit a finished study's data; writes fit-<options>.json."""
+def _demo_seed(run: Any, options: dict[str, Any]) -> int | None:
+    """The seed of a demo run (whose scripted scientist then stands in), else None."""
+    return int(options.get("seed", 0)) if run.kind == "demo" else None
+
+
+def _not_estimable(exc: Exception, json_out: bool, extra: dict[str, Any] | None = None) -> None:
+    """Report a model that cannot be fitted (with its problems) and exit 3 (degraded)."""
+    from silicolab.runs import DEGRADED_EXIT
+
+    problems = [dict(p) for p in getattr(exc, "problems", None) or []]
+    if json_out:
+        typer.echo(dumps({**(extra or {}), "fit_error": str(exc), "fit_problems": problems}))
+    typer.echo(f"DEGRADED: {' '.join(str(exc).split())}", err=True)
+    raise typer.Exit(3 if DEGRADED_EXIT == 3 else DEGRADED_EXIT)
+
+
+def _fit(hypothesis: Any, table: Any, json_out: bool, **options: Any) -> Any:
+    """``fit_study`` whose not-estimable model ends the command degraded (exit 3)."""
+    from silicolab.studies.fit import fit_study
+
+    try:
+        return fit_study(hypothesis, table, **options)
+    except InputError as exc:
+        if getattr(exc, "problems", None) is None:
+            raise  # bad input (e.g. an unknown column): one line, exit 2
+        _not_estimable(exc, json_out)
+
+
+def fit_command(
+    run_dir: Path, *, interactions: bool, drop_capped: bool, outcome: str | None, json_out: bool
+) -> None:
+    """``study fit``: refit a study's data (with the stored ``--drop-capped`` and
+    ``--aggregate-replicates``, plus ``drop_capped``), optionally for another measured
+    column ``outcome``; writes fit[-OUTCOME][-interactions][-uncapped].json."""
     from silicolab.core.files import atomic_write_text
     from silicolab.report import print_table
     from silicolab.report.study_report import PATH_COLUMNS, path_rows
-    from silicolab.studies.fit import fit_study
 
-    run, hypothesis, _ = _finished_study(run_dir)
-    fit = fit_study(
-        hypothesis, _study_data(run), interactions=interactions, drop_capped=drop_capped
-    )
-    name = "fit" + ("-interactions" if interactions else "") + ("-uncapped" if drop_capped else "")
+    run, hypothesis, record = _finished_study(run_dir)
+    drop = drop_capped or bool((record.get("options") or {}).get("drop_capped"))
+    chosen = {"outcome": outcome} if outcome else {}
+    fit = _fit(
+        hypothesis, _study_data(run, hypothesis, record), json_out,
+        interactions=interactions, drop_capped=drop, **chosen,
+    )  # fmt: skip
+    name = "fit" + (f"-{outcome}" if outcome else "") + ("-interactions" * interactions)
+    name += "-uncapped" if drop else ""
     data = fit.to_dict()
-    path = atomic_write_text(run.path / f"{name}.json", json.dumps(data, default=str) + "\n")
+    path = atomic_write_text(run.path / f"{name}.json", dumps(data) + "\n")
     which = "interactions" if interactions else "main"
     if json_out:
-        typer.echo(json.dumps({"path": str(path), "paths": path_rows(data, which),
-                               "tests": data["tests"]}, default=str))  # fmt: skip
+        typer.echo(dumps({"path": str(path), "outcome": outcome or hypothesis.outcome.name,
+                          "paths": path_rows(data, which), "tests": data["tests"]}))  # fmt: skip
         return
     print_table(path_rows(data, which), PATH_COLUMNS, title=f"refit of {run.path.name}",
                 footer=[f"written to {path}"])  # fmt: skip
 
 
 def predict_command(
-    run_dir: Path, *, max_conditions: int, model: str | None, base_url: str | None,
-    config: Path | None, json_out: bool,
+    run_dir: Path, *, conditions: int | None, temperature: float | None, model: str | None,
+    base_url: str | None, config: Path | None, json_out: bool,
 ) -> None:  # fmt: skip
-    """``study predict``: the scientist's predictions against a finished study's fit."""
+    """``study predict``: the scientist's predictions against a study's fit, on the rows
+    the fit used (the stored ``--drop-capped`` and ``--aggregate-replicates`` apply)."""
     from silicolab.core.files import atomic_write_text
     from silicolab.llm.base import run_sync
     from silicolab.runs import DEGRADED_EXIT, RunHealth
-    from silicolab.studies.fit import fit_study
     from silicolab.studies.predict import apredict
 
     run, hypothesis, record = _finished_study(run_dir)
-    table = _study_data(run)
-    fit = fit_study(hypothesis, table, alternatives=False)
-    scientist = scientist_model(model, base_url, config)
-    opts = record.get("options", {})
+    opts = record.get("options") or {}
+    table = _study_data(run, hypothesis, record)
+    drop = bool(opts.get("drop_capped"))
+    fit = _fit(hypothesis, table, json_out, alternatives=False, drop_capped=drop)
+    scientist = scientist_model(model, base_url, config, demo_seed=_demo_seed(run, opts))
+    usable = usable_scientist(scientist)
+    if not usable:
+        typer.echo("note: no scientist model (--model SPEC): only the mechanical "
+                   "leave-one-out runs", err=True)  # fmt: skip
+    tasks = ("y", "beta", "loo") if usable else ("loo_mechanical",)
     predictions = run_sync(
-        apredict(hypothesis, table, fit.main, scientist, max_conditions=max_conditions,
-                 seed=int(opts.get("seed", 0)))
+        apredict(hypothesis, table, fit.main, scientist if usable else None, tasks=tasks,
+                 conditions=conditions, drop_capped=drop, seed=int(opts.get("seed", 0)),
+                 temperature=0.0 if temperature is None else temperature)
     )  # fmt: skip
     data = predictions.to_dict()
-    path = atomic_write_text(run.path / "predictions.json", json.dumps(data, default=str) + "\n")
+    path = atomic_write_text(run.path / "predictions.json", dumps(data) + "\n")
     write_html_report(run)  # the study's page now shows them
     if json_out:
-        typer.echo(json.dumps({"path": str(path), "mse": data.get("mse"),
-                               "health": data["health"]}, default=str))  # fmt: skip
+        typer.echo(dumps({"path": str(path), "mse": data.get("mse"), "health": data["health"]}))
     else:
         typer.echo(f"predictions written to {path}; MSE {data.get('mse')}")
     health = RunHealth.of([predictions.health])
@@ -342,22 +453,28 @@ def predict_command(
 
 
 def follow_on_command(
-    run_dir: Path, *, out: Path, model: str | None, base_url: str | None,
-    config: Path | None, json_out: bool,
+    run_dir: Path, *, out: Path, temperature: float | None, model: str | None,
+    base_url: str | None, config: Path | None, json_out: bool,
 ) -> None:  # fmt: skip
-    """``study follow-on``: plan the next experiment from a finished study's fit."""
+    """``study follow-on``: plan the next experiment from a study's fit."""
     from silicolab.llm.base import run_sync
     from silicolab.studies.files import write_hypothesis
-    from silicolab.studies.fit import fit_study
     from silicolab.studies.follow_on import afollow_on
 
-    run, hypothesis, _ = _finished_study(run_dir)
-    fit = fit_study(hypothesis, _study_data(run), alternatives=False)
-    plan = run_sync(afollow_on(hypothesis, fit.main, scientist_model(model, base_url, config)))
+    run, hypothesis, record = _finished_study(run_dir)
+    opts = record.get("options") or {}
+    fit = _fit(hypothesis, _study_data(run, hypothesis, record), json_out, alternatives=False,
+               drop_capped=bool(opts.get("drop_capped")))  # fmt: skip
+    scientist = scientist_model(model, base_url, config, needed_for="plan a follow-on",
+                                demo_seed=_demo_seed(run, opts))  # fmt: skip
+    plan = run_sync(
+        afollow_on(hypothesis, fit.main, scientist, seed=int(opts.get("seed", 0)),
+                   temperature=0.4 if temperature is None else temperature)
+    )  # fmt: skip
     path = write_hypothesis(plan.hypothesis, out)
     summary = {"path": str(path), **plan.to_dict()}
     if json_out:
-        typer.echo(json.dumps(summary, default=str))
+        typer.echo(dumps(summary))
         return
     causes = [v.name for v in plan.hypothesis.treatments]
     typer.echo(f"follow-on hypothesis written to {path}: causes {causes}; run it with "

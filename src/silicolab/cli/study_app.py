@@ -6,7 +6,6 @@ inside the commands, so ``silicolab --help`` stays fast.
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -52,7 +51,9 @@ class PriceRule(StrEnum):
     next_increment = "next_increment"
 
 
-RunDirArg = Annotated[Path, typer.Argument(help="A study run directory (runs/...-study-...).")]
+RunDirArg = Annotated[
+    Path, typer.Argument(help="A study run directory (runs/...-study-...) or the demo's.")
+]
 
 
 @study_app.command("list-examples")
@@ -84,32 +85,73 @@ def list_examples(
             write.mkdir(parents=True, exist_ok=True)
             (write / f"{name}.yaml").write_text(example_text(name), encoding="utf-8")
     if json_out:
-        typer.echo(json.dumps({"examples": rows}))
+        from silicolab.core.files import dumps
+
+        typer.echo(dumps({"examples": rows}))
         return
     columns = [(k, k) for k in ("name", "conditions", "outcome", "causes", "protocol")]
     print_table(rows, columns, title="built-in studies (silicolab study run NAME)")
 
 
+ScientistTemperatureOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--scientist-temperature",
+        min=0.0,
+        max=2.0,
+        help="Sampling temperature of the scientist model (default: 0.4 for hypotheses and "
+        "the follow-on plan, 0 for predictions); recorded with the result.",
+    ),
+]
+PredictConditionsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--predict-conditions",
+        min=1,
+        help="Conditions the scientist predicts (predict-y, model LOO); default: every "
+        "one, as in the paper; N: a seeded sample of N.",
+    ),
+]
+
+
 @study_app.command("hypothesis")
 def hypothesis(
-    scenario: Annotated[str, typer.Argument(help="The social scenario, in a sentence or two.")],
+    scenario: Annotated[
+        str | None,
+        typer.Argument(help="The social scenario, in a sentence or two (not with --resume)."),
+    ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the YAML.")] = Path(
         "hypothesis.yaml"
     ),
-    causes: Annotated[int, typer.Option(min=1, max=6, help="How many causes to propose.")] = 3,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the scientist's samples.")] = 0,
+    causes: Annotated[
+        int | None, typer.Option(min=1, max=6, help="How many causes to propose [default: 3].")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(min=0, help="Seed of the scientist's samples [default: 0].")
+    ] = None,
+    scientist_temperature: ScientistTemperatureOpt = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            help="Continue a chain that failed: FILE is its hypothesis file (or its "
+            "FILE.steps.jsonl journal); accepted steps are replayed without a model call.",
+        ),
+    ] = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Ask the scientist model for a hypothesized SCM of SCENARIO and write it as an
-    editable YAML file; then run it with 'silicolab study run --hypothesis FILE'."""
+    editable YAML file; then run it with 'silicolab study run --hypothesis FILE'. Every
+    accepted step is kept in FILE's .steps.jsonl journal as it is taken, so a failed chain
+    continues with 'silicolab study hypothesis --resume FILE'."""
     from silicolab.cli.study import hypothesis_command
 
     hypothesis_command(
-        scenario, out=out, causes=causes, seed=seed, model=model, base_url=base_url,
-        config=config, json_out=json_out,
+        scenario, out=out, causes=causes, seed=seed, temperature=scientist_temperature,
+        resume=resume, model=model, base_url=base_url, config=config, json_out=json_out,
     )  # fmt: skip
 
 
@@ -123,6 +165,33 @@ SubjectsOpt = Annotated[
 ConditionsOpt = Annotated[
     int | None, typer.Option(min=1, help="Run a seeded random subset of N conditions.")
 ]
+ReplicatesOpt = Annotated[
+    int,
+    typer.Option(
+        min=1, help="Run each condition R independent times (each replicate its own draws)."
+    ),
+]
+AggregateOpt = Annotated[
+    bool,
+    typer.Option(
+        "--aggregate-replicates",
+        help="Fit on each condition's mean over its replicates (default: every run a row).",
+    ),
+]
+
+
+class AgentNames(StrEnum):
+    roles = "roles"
+    random = "random"
+
+
+AgentNamesOpt = Annotated[
+    AgentNames,
+    typer.Option(
+        help="roles: agents are called by their role (buyer, seller); random: seeded human "
+        "names, recorded per condition (LLM subjects)."
+    ),
+]
 MaxConditionsOpt = Annotated[int, typer.Option(min=1, help="Refuse designs larger than this.")]
 SeedOpt = Annotated[int, typer.Option(min=0, help="Seed (design subset, conversations).")]
 JobsOpt = Annotated[int, typer.Option(min=1, help="Conditions run concurrently.")]
@@ -133,7 +202,11 @@ InteractionsOpt = Annotated[
     bool, typer.Option("--interactions", help="Also fit pairwise interactions (LR/Wald).")
 ]
 DropCappedOpt = Annotated[
-    bool, typer.Option("--drop-capped", help="Leave out runs that hit the statement cap.")
+    bool,
+    typer.Option(
+        "--drop-capped",
+        help="Leave out runs that hit the statement cap, in the fit and the predictions.",
+    ),
 ]
 PredictOpt = Annotated[
     bool, typer.Option("--predict", help="Ask the scientist for predict-y/β and LOO.")
@@ -161,6 +234,9 @@ def run(
     ] = None,
     subjects: SubjectsOpt = Subjects.llm,
     conditions: ConditionsOpt = None,
+    replicates: ReplicatesOpt = 1,
+    aggregate_replicates: AggregateOpt = False,
+    agent_names: AgentNamesOpt = AgentNames.roles,
     max_conditions: MaxConditionsOpt = 1000,
     seed: SeedOpt = 0,
     jobs: JobsOpt = 16,
@@ -168,7 +244,9 @@ def run(
     interactions: InteractionsOpt = False,
     drop_capped: DropCappedOpt = False,
     predict: PredictOpt = False,
+    predict_conditions: PredictConditionsOpt = None,
     follow_on: FollowOnOpt = False,
+    scientist_temperature: ScientistTemperatureOpt = None,
     price_rule: PriceRuleOpt = PriceRule.second_dropout,
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
@@ -205,33 +283,62 @@ def run(
 @study_app.command("fit")
 def fit(
     run_dir: RunDirArg,
-    interactions: Annotated[bool, typer.Option("--interactions")] = False,
-    drop_capped: Annotated[bool, typer.Option("--drop-capped")] = False,
+    interactions: Annotated[
+        bool, typer.Option("--interactions", help="Also fit pairwise interactions (LR/Wald).")
+    ] = False,
+    drop_capped: Annotated[
+        bool,
+        typer.Option(
+            "--drop-capped",
+            help="Leave out runs that hit the statement cap (always, if the run did).",
+        ),
+    ] = False,
+    outcome: Annotated[
+        str | None,
+        typer.Option(
+            "--outcome",
+            help="Fit the hypothesized causes to another measured column, e.g. n_statements.",
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Refit a finished study's data (e.g. with interactions) without rerunning anything;
-    the result is printed and written as fit-*.json beside the record."""
+    """Refit a study's data (e.g. with interactions, or for another outcome column)
+    without rerunning anything; the result is printed and written as fit-*.json beside
+    the record. Works on study runs and on the demo's run."""
     from silicolab.cli.study import fit_command
 
-    fit_command(run_dir, interactions=interactions, drop_capped=drop_capped, json_out=json_out)
+    fit_command(
+        run_dir, interactions=interactions, drop_capped=drop_capped, outcome=outcome,
+        json_out=json_out,
+    )  # fmt: skip
 
 
 @study_app.command("predict")
 def predict_cmd(
     run_dir: RunDirArg,
-    max_conditions: Annotated[int, typer.Option(min=1, help="LLM predictions to ask.")] = 50,
+    predict_conditions: Annotated[
+        int | None,
+        typer.Option(
+            "--predict-conditions",
+            "--max-conditions",
+            min=1,
+            help="Conditions the scientist predicts; default: every one (the paper's "
+            "protocol); N: a seeded sample of N.",
+        ),
+    ] = None,
+    scientist_temperature: ScientistTemperatureOpt = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Predict-y, predict-β and leave-one-out predictions for a finished study; written
-    as predictions.json beside its record."""
+    """Predict-y, predict-β and leave-one-out predictions for a study (or the demo's), on
+    the rows its fit used; written as predictions.json beside its record."""
     from silicolab.cli.study import predict_command
 
     predict_command(
-        run_dir, max_conditions=max_conditions, model=model, base_url=base_url,
-        config=config, json_out=json_out,
+        run_dir, conditions=predict_conditions, temperature=scientist_temperature,
+        model=model, base_url=base_url, config=config, json_out=json_out,
     )  # fmt: skip
 
 
@@ -243,16 +350,46 @@ def follow_on_cmd(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Where to write the follow-on hypothesis.")
     ] = Path("follow-on.yaml"),
+    scientist_temperature: ScientistTemperatureOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Plan the follow-on experiment of a finished study (drop non-significant causes,
-    propose new ones) and write its hypothesis; run it with 'study run --hypothesis'."""
+    """Plan the follow-on experiment of a study (or the demo's) from its fit: drop
+    non-significant causes, propose new ones, and write its hypothesis; run it with
+    'study run --hypothesis'."""
     from silicolab.cli.study import follow_on_command
 
     follow_on_command(
-        run_dir, out=out, model=model, base_url=base_url, config=config, json_out=json_out
-    )
+        run_dir, out=out, temperature=scientist_temperature, model=model, base_url=base_url,
+        config=config, json_out=json_out,
+    )  # fmt: skip
+
+
+class DiscoveryMethod(StrEnum):
+    ges = "ges"
+    pc = "pc"
+
+
+@study_app.command("discover")
+def discover_cmd(
+    run_dir: RunDirArg,
+    method: Annotated[
+        DiscoveryMethod,
+        typer.Option(
+            "--method",
+            help="Discovery algorithm on the study's numeric data: ges (greedy equivalence "
+            "search, as in the paper's section 5) or pc.",
+        ),
+    ] = DiscoveryMethod.ges,
+    json_out: JsonOpt = False,
+) -> None:
+    """Causal discovery (GES or PC, causal-learn) on a finished study's data, compared with
+    the hypothesized graph: an edge table, SHD and edge precision/recall/F1; written as
+    discovery-<method>.json beside the record. The algorithm is not told which variables
+    were randomized."""
+    from silicolab.cli.study_discover import discover_study_command
+
+    discover_study_command(run_dir, method=method.value, json_out=json_out)
 
 
 __all__ = ["study_app"]

@@ -8,7 +8,6 @@ The pages are built by :mod:`silicolab.report.html`.
 
 from __future__ import annotations
 
-import json
 import signal
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from silicolab.core.errors import InputError
+from silicolab.core.files import dumps
 
 
 def view(
@@ -54,7 +54,7 @@ def view(
         return
     uri = page.resolve().as_uri()
     if json_out:
-        typer.echo(json.dumps({"run_dir": str(run_dir), "report": str(page), "uri": uri}))
+        typer.echo(dumps({"run_dir": str(run_dir), "report": str(page), "uri": uri}))
     else:
         typer.echo(f"report: {page}  (open {uri})")
     if open_browser:
@@ -90,7 +90,7 @@ def _serve(page: Path, port: int, *, open_browser: bool, json_out: bool) -> None
         ) from exc
     url = f"http://127.0.0.1:{server.server_address[1]}/{page.name}"
     if json_out:
-        typer.echo(json.dumps({"report": str(page), "url": url}))
+        typer.echo(dumps({"report": str(page), "url": url}))
     else:
         typer.echo(f"serving {url}  (Ctrl-C stops)")
     if open_browser:

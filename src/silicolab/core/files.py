@@ -7,10 +7,54 @@ never a torn one, and every appended line that returned has reached the disk.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float (Python or NumPy) and every pandas missing
+    value (``pd.NA``, ``pd.NaT``) replaced by ``None``, and NumPy scalars and arrays (keys
+    too) turned into Python values: what strict JSON can carry.
+
+    JSON has no NaN or Infinity; ``json.dumps`` writes them anyway as ``NaN`` and
+    ``-Infinity``, which strict parsers (JavaScript's ``JSON.parse``, most JSON libraries)
+    refuse. Every record, event line and ``--json`` output goes through this."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {_key(k): finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    kind = type(obj)
+    item = getattr(obj, "item", None)  # NumPy scalars; arrays via tolist
+    if callable(item) and kind.__module__ == "numpy":
+        tolist = getattr(obj, "tolist", None)
+        return finite(tolist() if getattr(obj, "ndim", 0) else item())
+    if kind.__name__ in _PANDAS_MISSING and kind.__module__.startswith("pandas"):
+        return None  # pandas.NA and pandas.NaT: "missing", which JSON spells null
+    return obj
+
+
+#: The types of pandas' missing-value singletons (``pd.NA``, ``pd.NaT``), matched by name
+#: so that this module never imports pandas.
+_PANDAS_MISSING = frozenset({"NAType", "NaTType"})
+
+
+def _key(key: Any) -> Any:
+    """A mapping key JSON can carry: NumPy scalar keys (``np.int64(3)``) become Python's."""
+    if type(key).__module__ == "numpy" and callable(getattr(key, "item", None)):
+        return key.item()
+    return key
+
+
+def dumps(obj: Any, **options: Any) -> str:
+    """Strict JSON text of ``obj``: non-finite numbers become ``null`` (see :func:`finite`),
+    anything else unknown is written with ``str``. Accepts ``json.dumps``' options."""
+    options.setdefault("default", str)
+    return json.dumps(finite(obj), allow_nan=False, **options)
 
 
 def canonical_json(obj: Any) -> str:
@@ -38,7 +82,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> Path:
     """Write ``obj`` as JSON to ``path`` atomically (see :func:`atomic_write_text`)."""
-    text = json.dumps(obj, indent=indent, ensure_ascii=False, default=str)
+    text = dumps(obj, indent=indent, ensure_ascii=False)
     return atomic_write_text(path, text + "\n")
 
 
@@ -48,7 +92,7 @@ def append_jsonl(path: str | Path, obj: Any) -> None:
     The line is written with a single ``write`` call on a file opened in append mode, so
     concurrent appenders in different processes do not interleave within a line.
     """
-    line = json.dumps(obj, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
+    line = dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(line)
         handle.flush()

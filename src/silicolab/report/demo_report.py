@@ -1,5 +1,9 @@
 """What ``silicolab demo`` shows: the study's fitted SCM beside the hidden truth, the
-follow-on experiment, the predictions, then the tour's sections."""
+follow-on experiment, the predictions, then the tour's sections.
+
+The truth is the quantity the fit estimates (the demo world's
+:meth:`~silicolab.studies.world.HiddenWorld.truth` for the causes each stage varied: for
+the mug's binary outcome, the change in the probability of a deal per unit of a cause)."""
 
 from __future__ import annotations
 
@@ -24,6 +28,11 @@ def _with_truth(rows: list[dict[str, Any]], truth: dict[str, Any]) -> list[dict[
     return [{**r, "truth": truth["effects"].get(r["rhs"])} for r in rows]
 
 
+def _title(record: dict[str, Any], truth: dict[str, Any]) -> str:
+    scale = f" (effects on the {truth['scale']})" if truth.get("scale") else ""
+    return f"study '{record['scenario']}': fitted SCM beside the hidden truth{scale}"
+
+
 def demo_report(record: dict[str, Any], tour_lines: Sequence[str]) -> str:
     """``report.md`` of a demo run: the study report, then the tour."""
     return study_report(record) + "\n" + "\n".join(tour_lines) + "\n"
@@ -35,13 +44,13 @@ def print_demo(record: dict[str, Any], path: Path) -> None:
     print_table(
         _with_truth(path_rows(record.get("estimation")), truth),
         TRUTH_COLUMNS,
-        title=f"study '{record['scenario']}': fitted SCM beside the hidden truth",
+        title=_title(record, truth),
     )
     follow = record.get("follow_on") or {}
     plan = follow.get("plan") or {}
     if follow:
         print_table(
-            _with_truth(path_rows(follow.get("estimation")), truth),
+            _with_truth(path_rows(follow.get("estimation")), follow.get("truth") or truth),
             TRUTH_COLUMNS,
             title=f"follow-on: dropped {plan.get('dropped')}, added {plan.get('added')}",
         )

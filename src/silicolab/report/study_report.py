@@ -1,7 +1,10 @@
 """``report.md`` of a study and the summary a researcher wants to see first.
 
 Rendered from the study's record alone (``record.json``), so a report can be rebuilt for
-any finished run without rerunning anything.
+any finished run without rerunning anything. A model that was not estimable (the main fit:
+``fit_error`` with ``fit_problems``; an interaction or alternative model: the estimation's
+``skipped`` list) is shown as "not estimable" with each reason, never with an estimate, SE
+or p-value; a nested test that was not run shows why.
 """
 
 from __future__ import annotations
@@ -38,6 +41,40 @@ def _round(value: Any) -> Any:
     return value
 
 
+def _fixed(value: Any, spec: str) -> str:
+    """``value`` formatted with ``spec``, or ``NA`` for a missing (null) number."""
+    return format(value, spec) if isinstance(value, int | float) else "NA"
+
+
+def problem_lines(problems: list[dict[str, Any]]) -> list[str]:
+    """One line per estimability problem: ``equation (kind): detail``."""
+    return [f"{p.get('equation')} ({p.get('kind')}): {p.get('detail')}" for p in problems]
+
+
+def nested_test_line(test: dict[str, Any]) -> str:
+    """A nested test as one line: its LR and Wald statistics, or why it was not run."""
+    if "lr" not in test:
+        return f"test {test['name']}: not run: {test.get('skipped') or 'no statistic'}"
+    lr, wald = test["lr"], test["wald"]
+    return (
+        f"test {test['name']}: LR {_fixed(lr['stat'], '.3g')} (df {lr['df']}, "
+        f"p {_fixed(lr['p'], '.3g')}), Wald p {_fixed(wald['p'], '.3g')}"
+    )
+
+
+def _fit_section(holder: dict[str, Any], which: str = "main") -> list[str]:
+    """The path table of ``holder``'s estimation, or why there is none."""
+    rows = path_rows(holder.get("estimation"), which)
+    if rows:
+        return [markdown_table(rows, PATH_COLUMNS)]
+    if holder.get("fit_problems"):
+        out = ["**Not estimable**: no estimate, SE or p-value is reported, because", ""]
+        return out + [f"- {line}" for line in problem_lines(holder["fit_problems"])]
+    if holder.get("fit_error"):
+        return [f"_no fit: {holder['fit_error']}_"]
+    return ["_no fit_"]
+
+
 def summary_lines(record: dict[str, Any]) -> list[str]:
     """The first lines a researcher reads: design, runs, R², NA, health, cost."""
     data = record["data"]
@@ -51,15 +88,18 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
         f"variable {data['na_counts']}",
     ]
     if main:
-        r2 = ", ".join(f"{k} {v:.3f}" for k, v in main["r2"].items())
+        r2 = ", ".join(f"{k} {_fixed(v, '.3f')}" for k, v in main["r2"].items())
         lines.append(f"fit: n = {main['n']} ({main['n_dropped']} dropped for NA), R² {r2}")
+    elif record.get("fit_problems"):
+        lines.append("fit: not estimable (no estimate, SE or p-value is reported):")
+        lines += [f"  {reason}" for reason in problem_lines(record["fit_problems"])]
     elif record.get("fit_error"):
         lines.append(f"fit: not possible: {record['fit_error']}")
     for test in est.get("tests", []):
-        lines.append(
-            f"test {test['name']}: LR {test['lr']['stat']:.3g} (df {test['lr']['df']}, "
-            f"p {test['lr']['p']:.3g}), Wald p {test['wald']['p']:.3g}"
-        )
+        lines.append(nested_test_line(test))
+    for skipped in est.get("skipped") or []:
+        reasons = "; ".join(problem_lines(skipped.get("problems") or []))
+        lines.append(f"model {skipped['model']}: not estimable: {reasons}")
     for role, ledger in (record.get("llm_ledger") or {}).items():
         lines.append(
             f"LLM {role}: {ledger['calls']} calls ({ledger['cache_hits']} cached), "
@@ -77,12 +117,17 @@ def study_report(record: dict[str, Any]) -> str:
     out = [f"# Study: {record['study']}", "", f"> {record['scenario']}", ""]
     out += [f"- {line}" for line in summary_lines(record)]
     out += ["", "## Fitted SCM", ""]
-    rows = path_rows(record.get("estimation"))
-    out.append(markdown_table(rows, PATH_COLUMNS) if rows else "_no fit_")
+    out += _fit_section(record)
     for title, key in (("With interactions", "interactions"),):
         extra = path_rows(record.get("estimation"), key)
         if extra:
             out += ["", f"## {title}", "", markdown_table(extra, PATH_COLUMNS)]
+    skipped = (record.get("estimation") or {}).get("skipped") or []
+    if skipped:
+        out += ["", "## Models not estimable", ""]
+        for model in skipped:
+            out.append(f"- `{model['model']}`:")
+            out += [f"  - {line}" for line in problem_lines(model.get("problems") or [])]
     predictions = record.get("predictions")
     if predictions:
         out += ["", "## Predictions", ""]
@@ -90,12 +135,18 @@ def study_report(record: dict[str, Any]) -> str:
     follow = record.get("follow_on")
     if follow:
         out += ["", "## Follow-on experiment", ""]
-        rows = path_rows(follow.get("estimation"))
-        out.append(markdown_table(rows, PATH_COLUMNS) if rows else "_no fit_")
+        out += _fit_section(follow)
     out += ["", "## Decisions", ""]
     out += [f"- **{d['step']}**: {d['value']} — {d['explanation']}" for d in record["decisions"]]
     out += ["", "Files: `record.json` (everything), `data.csv` (one row per condition)."]
     return "\n".join(out) + "\n"
 
 
-__all__ = ["PATH_COLUMNS", "path_rows", "study_report", "summary_lines"]
+__all__ = [
+    "PATH_COLUMNS",
+    "nested_test_line",
+    "path_rows",
+    "problem_lines",
+    "study_report",
+    "summary_lines",
+]

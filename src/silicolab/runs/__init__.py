@@ -3,7 +3,17 @@
 resume rule every command follows), :class:`RunHealth` (degraded runs) and ``docs/runs.md``."""
 
 from silicolab.runs.health import DEGRADED_EXIT, RunHealth, UnitHealth
+from silicolab.runs.lock import RunLocked
 from silicolab.runs.resume import check_root, open_run
 from silicolab.runs.run_dir import STATUSES, Run
 
-__all__ = ["DEGRADED_EXIT", "STATUSES", "Run", "RunHealth", "UnitHealth", "check_root", "open_run"]
+__all__ = [
+    "DEGRADED_EXIT",
+    "STATUSES",
+    "Run",
+    "RunHealth",
+    "RunLocked",
+    "UnitHealth",
+    "check_root",
+    "open_run",
+]

@@ -10,13 +10,13 @@ contradict, the rest are defaults and yield to the stored values.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from silicolab.core.errors import InputError
-from silicolab.runs import meta
+from silicolab.core.files import dumps
+from silicolab.runs import lock, meta
 from silicolab.runs.run_dir import Run
 
 
@@ -33,7 +33,9 @@ def open_run(
     """Return ``(run, settings_to_use)``.
 
     Without ``resume``: a new run whose ``run.json`` stores ``settings`` (and ``seed``).
-    With ``resume=True``: the latest ``kind`` run under ``root``; with a path: that run.
+    With ``resume=True``: the newest unfinished ``kind`` run under ``root``; with a path:
+    that run. The process takes the run's writer lock first (:mod:`silicolab.runs.lock`),
+    so a second writer of a live run is refused before it does anything.
     The settings to use are then the stored ones, and any name in ``explicit`` whose value
     in ``settings`` differs from the stored value raises :class:`InputError`.
     """
@@ -42,6 +44,7 @@ def open_run(
         run = Run.create(root, kind=kind, slug=slug, config=dict(settings), seed=seed)
         return run, dict(settings)
     run = _find(Path(root), kind, resume)
+    lock.acquire(run.path)  # a second writer stops here, before it runs anything
     if run.status == "finished":
         raise InputError(
             f"the {run.kind} run {run.path} is finished and its record is kept as it is; "
@@ -68,9 +71,16 @@ def open_run(
 
 def _find(root: Path, kind: str, resume: bool | str | Path) -> Run:
     if resume is True:
-        run = Run.latest(root, kind=kind)
+        run = Run.latest(root, kind=kind, unfinished=True)
         if run is None:
-            raise InputError(f"no {kind} run under {root} to resume; drop --resume")
+            newest = Run.latest(root, kind=kind)
+            if newest is None:
+                raise InputError(f"no {kind} run under {root} to resume; drop --resume")
+            raise InputError(
+                f"every {kind} run under {root} is finished (the newest: {newest.path}) and "
+                "its record is kept as it is; nothing to resume (start a new run without "
+                "--resume)"
+            )
         return run
     run = Run.open(Path(resume))
     if run.kind != meta.slugify(kind):
@@ -102,7 +112,9 @@ def check_root(root: str | Path) -> None:
 
 
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
+    """``value`` as run.json stores it (strict JSON: a NaN option is stored as null), so a
+    typed option compares equal to the stored one it was written from."""
+    return dumps(value, sort_keys=True)
 
 
 def _show(value: Any) -> str:

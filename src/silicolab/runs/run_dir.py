@@ -8,6 +8,10 @@ Layout (``<root>/<YYYYmmdd-HHMMSS>-<kind>-<slug>/``)::
     record.json    the full export with ``schema_version``, written atomically
     report.md      (and report.html) the human-readable summary
 
+One process writes a run at a time: the first write takes an exclusive OS file lock
+(:mod:`silicolab.runs.lock`) that the process holds until it exits, so a second writer
+(a ``--resume`` of a run that is still alive) is refused with one line.
+
 Why this shape: a kill at any moment loses at most the units in flight (every finished unit
 is already on disk), a resume only needs ``events.jsonl``, and nothing a user shares from
 the folder can carry an API key — configs are redacted by key name and every file written
@@ -29,9 +33,9 @@ from types import TracebackType
 from typing import Any, Self
 
 from silicolab.core.errors import InputError
-from silicolab.core.files import append_jsonl, atomic_write_text, read_jsonl
+from silicolab.core.files import append_jsonl, atomic_write_text, dumps, read_jsonl
 from silicolab.core.secrets import redact, scrub_text
-from silicolab.runs import meta
+from silicolab.runs import lock, meta
 from silicolab.runs.health import RunHealth
 
 RUN_FILE = "run.json"
@@ -96,6 +100,7 @@ class Run:
                 break
             except FileExistsError:
                 continue
+        lock.acquire(path)
         info = {
             "kind": kind_name,
             "slug": meta.slugify(slug),
@@ -132,11 +137,15 @@ class Run:
         return cls(path, info)
 
     @classmethod
-    def latest(cls, root: str | Path = "runs", kind: str | None = None) -> Run | None:
-        """The most recently created run under ``root`` (of ``kind`` if given), or ``None``.
+    def latest(
+        cls, root: str | Path = "runs", kind: str | None = None, *, unfinished: bool = False
+    ) -> Run | None:
+        """The most recently created run under ``root`` (of ``kind`` if given; with
+        ``unfinished``, the newest whose status is not ``finished``), or ``None``.
 
-        This is what ``--resume`` without a path resumes. Folders without a readable
-        ``run.json`` are ignored.
+        ``--resume`` without a path resumes the newest unfinished run, so a study finished
+        after an interrupted one does not hide it. Folders without a readable ``run.json``
+        are ignored.
         """
         root = Path(root)
         if not root.is_dir():
@@ -154,6 +163,8 @@ class Run:
             except (InputError, KeyError, TypeError, ValueError):
                 continue
             if wanted is not None and run.kind != wanted:
+                continue
+            if unfinished and run.status == "finished":
                 continue
             if best is None or (created, child.name) > best[:2]:
                 best = (created, child.name, run)
@@ -256,6 +267,7 @@ class Run:
         ``data`` is stored as JSON (non-JSON values become strings), so what a resume reads
         back is the JSON form of what was written.
         """
+        lock.acquire(self._path)
         self._repair_tail()
         event = {
             "unit": unit,
@@ -314,6 +326,7 @@ class Run:
     def write_report(self, markdown: str, *, html: str | None = None) -> Path:
         """Write ``report.md`` (and ``report.html`` when given) atomically; returns the
         markdown path."""
+        lock.acquire(self._path)
         secrets = self._secret_patterns()
         if html is not None:
             atomic_write_text(self._path / REPORT_HTML, scrub_text(html, secrets))
@@ -325,7 +338,8 @@ class Run:
         self._write_json(self._path / RUN_FILE, self._info)
 
     def _write_json(self, path: Path, obj: Any) -> Path:
-        text = json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+        lock.acquire(self._path)
+        text = dumps(obj, indent=2, ensure_ascii=False)
         return atomic_write_text(path, scrub_text(text, self._secret_patterns()) + "\n")
 
     def _secret_patterns(self) -> list[str]:
@@ -338,7 +352,7 @@ class Run:
     def _scrubbed(self, obj: Any) -> Any:
         """``obj`` with every secret value replaced by ``"***"`` in its JSON form."""
         secrets = self._secret_patterns()
-        text = json.dumps(obj, ensure_ascii=False, default=str)
+        text = dumps(obj, ensure_ascii=False)
         clean = scrub_text(text, secrets)
         if clean == text:
             return obj

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         to_scp_matrix,
     )
     from silicolab.scm.equivalence import cpdag, imec_size, markov_equivalent_dags, mec_size
+    from silicolab.scm.estimability import NotEstimable, check_estimable
     from silicolab.scm.estimation import EquationFit, ModelComparison, PathEstimates, estimate_paths
     from silicolab.scm.graph import CausalGraph
     from silicolab.scm.mechanisms import (
@@ -65,6 +66,7 @@ __all__ = [
     "Mechanism",
     "ModelComparison",
     "Noise",
+    "NotEstimable",
     "PartialGraph",
     "PathEstimates",
     "QuadraticMechanism",
@@ -73,6 +75,7 @@ __all__ = [
     "Variable",
     "VariableType",
     "ancestor_roots",
+    "check_estimable",
     "coefficient_scores",
     "cpdag",
     "edge_scores",

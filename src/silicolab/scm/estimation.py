@@ -9,6 +9,19 @@ tests are z-tests. ``std_all`` is ``b * sd(x) / sd(y)`` with standard deviations
 model-implied covariance matrix, which equals the sample one for saturated models.
 ``se="ols"`` gives the classical OLS standard errors with t-tests (the ``z`` column then
 holds t statistics).
+
+Before anything is fitted every equation is checked by
+:func:`silicolab.scm.estimability.check_estimable` (too few rows, an outcome or regressor
+without variance, a singular or near-singular design, a perfect fit); any problem raises
+:class:`~silicolab.scm.estimability.NotEstimable` listing them all, so no estimate, SE or
+p-value is ever computed from a degenerate fit.
+
+A nominal endogenous variable with levels ``[a, b, c]`` becomes the indicator outcomes
+``<name>_b`` and ``<name>_c`` (linear probability equations; ``a`` is the reference) with
+the variable's causes. Their estimates and SEs are those of separate OLS fits of each
+indicator (seemingly unrelated regressions with identical regressors reduce to OLS); the
+indicators' residual covariance ``R'R / n`` is free, as for lavaan's endogenous outcomes,
+and enters the log-likelihood, the joint Wald tests and the model-implied variances.
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from silicolab.core.errors import InputError
+from silicolab.scm.estimability import NotEstimable, check_estimable
 from silicolab.scm.estimation_design import build_design, lavaan_syntax, model_equations
 from silicolab.scm.variables import Variable
 
@@ -40,6 +54,7 @@ class EquationFit:
     r2: float
     ssr: float
     n: int
+    residuals: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def k(self) -> int:
@@ -88,11 +103,18 @@ class PathEstimates:
     se: Literal["ml", "ols"]
     equations: dict[str, EquationFit] = field(repr=False)
     descriptives: pd.DataFrame = field(repr=False)
+    #: Nominal endogenous variable -> its indicator equations (see the module docstring).
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def loglik(self) -> float:
-        """Log-likelihood of the endogenous variables given the exogenous ones."""
-        return float(sum(eq.loglik() for eq in self.equations.values()))
+        """Log-likelihood of the endogenous variables given the exogenous ones (the
+        indicator equations of a nominal variable jointly, with their residual covariance)."""
+        grouped = {lhs for members in self.groups.values() for lhs in members}
+        total = sum(eq.loglik() for lhs, eq in self.equations.items() if lhs not in grouped)
+        for members in self.groups.values():
+            total += _joint_loglik([self.equations[m] for m in members])
+        return float(total)
 
     def coefficient(self, lhs: str, rhs: str) -> float:
         """The estimate of the path ``rhs -> lhs``."""
@@ -122,13 +144,18 @@ class PathEstimates:
 
         restrictions: list[tuple[str, str]] = []
         wald = 0.0
-        for lhs, eq in full.equations.items():
-            kept = set(small.equations[lhs].terms)
-            index = [i + 1 for i, t in enumerate(eq.terms) if t not in kept]
-            restrictions += [(lhs, eq.terms[i - 1]) for i in index]
+        blocks = [list(g) for g in full.groups.values()]
+        grouped = {lhs for members in blocks for lhs in members}
+        blocks += [[lhs] for lhs in full.equations if lhs not in grouped]
+        for members in blocks:
+            eqs = [full.equations[m] for m in members]
+            kept = set(small.equations[members[0]].terms)
+            index = [i + 1 for i, t in enumerate(eqs[0].terms) if t not in kept]
+            restrictions += [(m, eqs[0].terms[i - 1]) for m in members for i in index]
             if index:
-                beta = eq.params[index]
-                wald += float(beta @ np.linalg.solve(eq.cov[np.ix_(index, index)], beta))
+                beta = np.concatenate([eq.params[index] for eq in eqs])
+                cov = _joint_cov(eqs, index)
+                wald += float(beta @ np.linalg.solve(cov, beta))
         df = len(restrictions)
         lr = max(2.0 * (full.loglik - small.loglik), 0.0)
         return ModelComparison(
@@ -144,6 +171,7 @@ class PathEstimates:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record (table rows, R², n, lavaan syntax) with ``schema_version``."""
         table = self.table.astype(object).where(self.table.notna(), None)
+        extra = {"groups": {k: list(v) for k, v in self.groups.items()}} if self.groups else {}
         return {
             "schema_version": SCHEMA_VERSION,
             "se_type": self.se,
@@ -155,6 +183,7 @@ class PathEstimates:
             "descriptives": self.descriptives.reset_index(names="variable").to_dict(
                 orient="records"
             ),
+            **extra,
         }
 
 
@@ -170,16 +199,6 @@ def _fit_equation(lhs: str, terms: list[str], columns: pd.DataFrame, se: str) ->
     y = columns[lhs].to_numpy(dtype=float)
     x = np.column_stack([np.ones(len(y)), columns[terms].to_numpy(dtype=float)])
     n, k = x.shape
-    if n <= k:
-        raise InputError(
-            f"the equation for {lhs!r} has {k} coefficients but only {n} complete rows; collect "
-            "more data or drop causes"
-        )
-    if np.linalg.matrix_rank(x) < k:
-        raise InputError(
-            f"the causes of {lhs!r} are perfectly collinear (or constant) in the data; drop a "
-            "redundant cause or vary it in the design"
-        )
     fit = sm.OLS(y, x).fit()
     scale = (n - k) / n if se == "ml" else 1.0
     ssr = float(fit.ssr)
@@ -192,12 +211,50 @@ def _fit_equation(lhs: str, terms: list[str], columns: pd.DataFrame, se: str) ->
         r2=float(fit.rsquared),
         ssr=ssr,
         n=n,
+        residuals=np.asarray(fit.resid, dtype=float),
     )
 
 
-def _implied_variances(fits: Mapping[str, EquationFit], columns: pd.DataFrame) -> dict[str, float]:
+def _residual_cov(eqs: Sequence[EquationFit]) -> np.ndarray:
+    """ML residual covariance ``R'R / n`` of equations fitted on the same rows."""
+    residuals = np.column_stack([np.asarray(eq.residuals) for eq in eqs])
+    return residuals.T @ residuals / eqs[0].n
+
+
+def _joint_loglik(eqs: Sequence[EquationFit]) -> float:
+    """Gaussian log-likelihood of several equations with a free residual covariance."""
+    if len(eqs) == 1 or any(eq.residuals is None for eq in eqs):
+        return float(sum(eq.loglik() for eq in eqs))
+    sign, logdet = np.linalg.slogdet(_residual_cov(eqs))
+    if sign <= 0:  # dependent residuals: no joint density; fall back to the marginal ones
+        return float(sum(eq.loglik() for eq in eqs))
+    m, n = len(eqs), eqs[0].n
+    return float(-0.5 * n * (m * np.log(2 * np.pi) + logdet + m))
+
+
+def _joint_cov(eqs: Sequence[EquationFit], index: list[int]) -> np.ndarray:
+    """Covariance of the coefficients ``index`` stacked over equations with identical
+    regressors: ``Cov(b_i, b_j) = S_ij / S_ii * Cov(b_i)`` (the scale factor is shared)."""
+    if len(eqs) == 1:
+        return eqs[0].cov[np.ix_(index, index)]
+    s = _residual_cov(eqs)
+    size = len(index)
+    out = np.zeros((size * len(eqs), size * len(eqs)))
+    for i, eq in enumerate(eqs):
+        base = eq.cov[np.ix_(index, index)] / s[i, i]
+        for j in range(len(eqs)):
+            out[i * size : (i + 1) * size, j * size : (j + 1) * size] = base * s[i, j]
+    return out
+
+
+def _implied_variances(
+    fits: Mapping[str, EquationFit],
+    columns: pd.DataFrame,
+    groups: Mapping[str, Sequence[str]],
+) -> dict[str, float]:
     """Model-implied variances (ML, divisor n) of every design variable, with the exogenous
-    block fixed at its sample covariance (lavaan's ``fixed.x``)."""
+    block fixed at its sample covariance (lavaan's ``fixed.x``) and the residual covariance
+    of a nominal variable's indicators free."""
     endogenous = list(fits)
     exogenous = [c for c in columns.columns if c not in fits]
     names = endogenous + exogenous
@@ -209,6 +266,9 @@ def _implied_variances(fits: Mapping[str, EquationFit], columns: pd.DataFrame) -
         for term, coef in zip(eq.terms, eq.params[1:], strict=True):
             b[position[lhs], position[term]] = coef
         psi[position[lhs], position[lhs]] = eq.ssr / eq.n
+    for members in groups.values():
+        idx = [position[m] for m in members]
+        psi[np.ix_(idx, idx)] = _residual_cov([fits[m] for m in members])
     if exogenous:
         block = np.atleast_2d(
             np.cov(columns[exogenous].to_numpy(dtype=float), rowvar=False, ddof=0)
@@ -218,6 +278,19 @@ def _implied_variances(fits: Mapping[str, EquationFit], columns: pd.DataFrame) -
     inverse = np.linalg.inv(np.eye(size) - b)
     sigma = inverse @ psi @ inverse.T
     return {name: float(sigma[i, i]) for name, i in position.items()}
+
+
+def _require_estimable(columns: pd.DataFrame, equations: Mapping[str, list[str]]) -> None:
+    """Raise :class:`NotEstimable` listing the problems of every equation, if any."""
+    problems = [
+        problem
+        for lhs, terms in equations.items()
+        for problem in check_estimable(
+            lhs, columns[lhs].to_numpy(float), columns[terms].to_numpy(float), terms
+        )
+    ]
+    if problems:
+        raise NotEstimable(problems)
 
 
 def estimate_paths(
@@ -237,7 +310,9 @@ def estimate_paths(
     scored 1..k, nominal causes become dummies). ``interactions=True`` adds every pairwise
     product of each equation's causes; a list of pairs adds only those. ``standardize``
     fills ``std_all`` (NaN otherwise). Estimates and ML standard errors equal lavaan's
-    ``sem(..., fixed.x = TRUE)`` for these models.
+    ``sem(..., fixed.x = TRUE)`` for these models. Raises
+    :class:`~silicolab.scm.estimability.NotEstimable` (an ``InputError`` with
+    ``problems``) when any equation cannot be estimated, before anything is fitted.
     """
     if se not in ("ml", "ols"):
         raise InputError(f"se must be 'ml' (lavaan's) or 'ols'; got {se!r}")
@@ -248,12 +323,13 @@ def estimate_paths(
     equations, declared = model_equations(graph_or_model)
     declared.update({v.name: v for v in variables or ()})
     design = build_design(data, equations, declared, interactions)
+    _require_estimable(design.columns, design.equations)
     fits = {
         lhs: _fit_equation(lhs, terms, design.columns, se)
         for lhs, terms in design.equations.items()
     }
     n = len(design.columns)
-    variances = _implied_variances(fits, design.columns) if standardize else {}
+    variances = _implied_variances(fits, design.columns, design.groups) if standardize else {}
     rows = []
     for lhs, eq in fits.items():
         ses = np.sqrt(np.diag(eq.cov))
@@ -290,4 +366,5 @@ def estimate_paths(
         se=se,
         equations=fits,
         descriptives=descriptives,
+        groups={k: tuple(v) for k, v in design.groups.items()},
     )

@@ -1,16 +1,19 @@
 """Turning a data frame and a path model into numeric design columns.
 
 Measurement rules (the paper's, made explicit): ordinal levels are scored 1..k in the
-order given, binary levels 0/1, nominal regressors become k-1 dummies (first level is the
-reference), and interaction terms are raw products ``a:b`` (lavaan's notation). Rows with a
-missing value in any model column are dropped listwise and counted.
+order given, binary levels 0/1, nominal variables become k-1 dummies ``<name>_<level>``
+(first level is the reference), and interaction terms are raw products ``a:b`` (lavaan's
+notation). A nominal *outcome* (or mediator) becomes k-1 indicator outcomes, one linear
+probability equation each with the variable's causes; ``Design.groups`` keeps which
+indicator equations belong to one nominal variable. Rows with a missing value in any model
+column are dropped listwise and counted.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -26,11 +29,13 @@ Equations = dict[str, list[str]]
 
 @dataclass(frozen=True)
 class Design:
-    """Numeric columns, the regressors of each equation and the listwise-deletion count."""
+    """Numeric columns, the regressors of each equation and the listwise-deletion count;
+    ``groups`` maps a nominal endogenous variable to its indicator equations."""
 
     columns: pd.DataFrame
     equations: Equations
     n_dropped: int
+    groups: dict[str, list[str]] = field(default_factory=dict)
 
 
 def model_equations(model: Any) -> tuple[Equations, dict[str, Variable]]:
@@ -131,12 +136,12 @@ def build_design(
     for name in used:
         variable = variables.get(name, Variable(name=name))
         if variable.type == "nominal":
-            if name in equations:
-                raise InputError(
-                    f"{name!r} is nominal but is an outcome in the path model; a linear path "
-                    "model needs a numeric outcome, so score it (ordinal/binary) or drop its causes"
-                )
             block = _dummies(name, data[name], variable)
+            if block.shape[1] == 0:
+                raise InputError(
+                    f"nominal variable {name!r} has a single level, so it has no dummy to "
+                    "estimate; give it two or more levels or drop it from the model"
+                )
         else:
             block = _numeric(name, data[name], variable).rename(name).to_frame()
         expanded[name] = list(block.columns)
@@ -145,6 +150,7 @@ def build_design(
     n_before = len(columns)
     columns = columns.dropna(axis=0, how="any").reset_index(drop=True)
     design_equations: Equations = {}
+    groups = {lhs: expanded[lhs] for lhs in equations if expanded[lhs] != [lhs]}
     wanted = None if isinstance(interactions, bool) else {frozenset(p) for p in interactions}
     for lhs, parents in equations.items():
         terms = [t for p in parents for t in expanded[p]]
@@ -158,8 +164,9 @@ def build_design(
                         if term not in columns:
                             columns[term] = columns[ta] * columns[tb]
                         terms.append(term)
-        design_equations[lhs] = terms
-    return Design(columns, design_equations, n_before - len(columns))
+        for column in expanded[lhs]:
+            design_equations[column] = list(terms)
+    return Design(columns, design_equations, n_before - len(columns), groups)
 
 
 def lavaan_syntax(equations: Mapping[str, Sequence[str]]) -> str:

@@ -4,8 +4,11 @@
 may add validation re-prompts from :mod:`silicolab.llm.structured`, never extra reasoning
 calls): its prompt is the agent's components' contexts, joined in order, plus the call to
 action. Each act's contributions are logged as a :class:`StepLog`, and its
-``sample_index`` is derived from (agent name, act number), so reruns and resumed runs
-hit the exact-prompt cache. :class:`RuleAgent` is the no-LLM baseline.
+``sample_index`` is derived from (agent name, act number) and the agent's optional
+``sample_key`` (the simulation it acts in, e.g. an experimental condition and its
+replicate), so reruns and resumed runs hit the exact-prompt cache while two simulations
+whose prompts happen to coincide still draw independent samples. :class:`RuleAgent` is
+the no-LLM baseline.
 """
 
 from __future__ import annotations
@@ -27,9 +30,13 @@ from silicolab.sim.memory import AssociativeMemory
 CALL_TO_ACTION_KEY = "call_to_action"
 
 
-def stable_sample_index(name: str, step: int) -> int:
-    """A process-independent sample index for one act (sha256, not the salted ``hash``)."""
-    digest = hashlib.sha256(f"{name}\x1f{step}".encode()).digest()
+def stable_sample_index(name: str, step: int, key: str = "") -> int:
+    """A process-independent sample index for one act (sha256, not the salted ``hash``).
+
+    ``key`` names the simulation the act belongs to; ``""`` gives the index of an agent
+    without one (the same as before keys existed, so existing caches stay valid)."""
+    text = f"{name}\x1f{step}" if not key else f"{key}\x1f{name}\x1f{step}"
+    digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
@@ -57,6 +64,8 @@ class GenerativeAgent(Entity):
     ``memory`` (optional) receives every observation and the agent's own actions; a
     :class:`~silicolab.sim.components.MemoryRetrieval` component reads it back. ``clock``
     gives the time stamps of memories (default: a counter of observations and acts).
+    ``sample_key`` names the simulation the agent acts in (see :func:`stable_sample_index`):
+    agents with different keys draw independent samples even when their prompts coincide.
     """
 
     def __init__(
@@ -68,6 +77,7 @@ class GenerativeAgent(Entity):
         *,
         clock: Callable[[], float] | None = None,
         remember_actions: bool = True,
+        sample_key: str = "",
     ):
         keys = [c.key for c in components]
         if len(set(keys)) != len(keys):
@@ -80,6 +90,7 @@ class GenerativeAgent(Entity):
         self.memory = memory
         self.clock = clock
         self.remember_actions = remember_actions
+        self.sample_key = str(sample_key)
         self.step = 0
         self.events = 0
         self.log = EpisodeLog()
@@ -132,7 +143,7 @@ class GenerativeAgent(Entity):
         contexts = self.contexts(spec)
         system = self.render_context(contexts)
         question = spec.call_to_action.replace("{name}", self.name)
-        index = stable_sample_index(self.name, step)
+        index = stable_sample_index(self.name, step, self.sample_key)
         try:
             output = await self._answer(spec, system, question, index)
         except ParseFailure as err:

@@ -18,6 +18,9 @@ coordinator's decisions do not count), and, when a coordinator is given and
 conversation goes on. Every speaker sees the transcript so far and the number of statements
 left. In the coordinator protocols the stop decision is folded into the coordinator's
 selection (a ``STOP`` option), so the coordinator costs one call per statement everywhere.
+
+:meth:`Conversation.coordination` keeps each turn's coordinator decision with the drafts it
+chose among (a failed conversation leaves it on the error as ``err.coordination``).
 """
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ __all__ = [
     "PROTOCOLS",
     "STOP",
     "Conversation",
+    "CoordinatorDecision",
     "Draft",
     "Statement",
     "arun_conversation",
+    "coordination",
     "run_conversation",
 ]
 
@@ -76,14 +81,47 @@ class Draft:
     realized: bool
 
 
+@dataclass(frozen=True)
+class CoordinatorDecision:
+    """One answer of the coordinator: taken when ``turn`` statements had been made, among
+    ``options`` (speakers, ``STOP``, or ``continue``/``stop``)."""
+
+    turn: int
+    options: tuple[str, ...]
+    choice: str
+
+
+def coordination(
+    decisions: Sequence[CoordinatorDecision], drafts: Sequence[Draft]
+) -> list[dict[str, Any]]:
+    """One JSON-ready entry per turn at which the coordinator decided or drafts were made:
+    ``{"turn", "options", "decision", "drafts"}``, in turn order. ``decision`` is the
+    coordinator's answer (``None`` when a single option needed no call); ``drafts`` lists
+    the replies drafted for that turn (``coordinator_after`` only) with the realized one
+    marked, so the discarded ones stay visible."""
+    turns: dict[int, dict[str, Any]] = {}
+
+    def entry(turn: int) -> dict[str, Any]:
+        return turns.setdefault(turn, {"turn": turn, "options": [], "decision": None, "drafts": []})
+
+    for d in decisions:
+        entry(d.turn).update(options=list(d.options), decision=d.choice)
+    for draft in drafts:
+        entry(draft.turn)["drafts"].append(
+            {"speaker": draft.speaker, "text": draft.text, "realized": draft.realized}
+        )
+    return [turns[t] for t in sorted(turns)]
+
+
 @dataclass
 class Conversation:
     """The outcome of :func:`arun_conversation`.
 
     ``stop_reason`` is ``"coordinator"`` (the coordinator ended it) or ``"cap"`` (the
     statement limit was reached). ``drafts`` holds every ``coordinator_after`` draft with the
-    realized one marked (empty under the other protocols). ``llm_calls`` counts entity acts:
-    agents' statements and drafts plus the coordinator's decisions.
+    realized one marked (empty under the other protocols); ``decisions`` every answer of the
+    coordinator. ``llm_calls`` counts entity acts: agents' statements and drafts plus the
+    coordinator's decisions.
     """
 
     protocol: str
@@ -92,10 +130,15 @@ class Conversation:
     drafts: list[Draft] = field(default_factory=list)
     log: EpisodeLog = field(default_factory=EpisodeLog)
     llm_calls: int = 0
+    decisions: list[CoordinatorDecision] = field(default_factory=list)
 
     def transcript(self) -> str:
         """The transcript as numbered ``speaker: text`` lines."""
         return _render(self.statements)
+
+    def coordination(self) -> list[dict[str, Any]]:
+        """The coordinator's decisions and the drafts of each turn (see :func:`coordination`)."""
+        return coordination(self.decisions, self.drafts)
 
     @property
     def calls_per_statement(self) -> float:
@@ -103,12 +146,13 @@ class Conversation:
         return self.llm_calls / len(self.statements) if self.statements else float("nan")
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready copy (statements, stop reason, drafts, log, call count)."""
+        """A JSON-ready copy (statements, stop reason, drafts, decisions, log, call count)."""
         return {
             "protocol": self.protocol,
             "statements": [asdict(s) for s in self.statements],
             "stop_reason": self.stop_reason,
             "drafts": [asdict(d) for d in self.drafts],
+            "decisions": [asdict(d) for d in self.decisions],
             "log": self.log.to_list(),
             "llm_calls": self.llm_calls,
         }
@@ -238,6 +282,7 @@ class _Run:
         self.statement_tokens = statement_tokens
         self.statements: list[Statement] = []
         self.drafts: list[Draft] = []
+        self.decisions: list[CoordinatorDecision] = []
         self.log = EpisodeLog()
         self.calls = 0
 
@@ -287,13 +332,15 @@ class _Run:
         if answer not in options:  # entities should enforce this; be strict if one does not
             raise InputError(f"coordinator answered {answer!r}, not one of {options}")
         self.record(coordinator.name, "decision", answer, {"call_to_action": prompt})
+        self.decisions.append(CoordinatorDecision(len(self.statements), options, answer))
         return answer
 
     def result(self, protocol: str, stop_reason: StopReason) -> Conversation:
         """The finished :class:`Conversation`."""
         return Conversation(
-            protocol, self.statements, stop_reason, self.drafts, self.log, self.calls
-        )
+            protocol, self.statements, stop_reason, self.drafts, self.log, self.calls,
+            self.decisions,
+        )  # fmt: skip
 
 
 async def arun_conversation(
@@ -327,6 +374,8 @@ async def arun_conversation(
         )
     except Exception as err:
         keep_log(err, run.log)  # a failed conversation still leaves its transcript so far
+        if getattr(err, "coordination", None) is None:
+            err.coordination = coordination(run.decisions, run.drafts)  # type: ignore[attr-defined]
         raise
 
 

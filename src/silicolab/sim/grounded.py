@@ -11,6 +11,7 @@ message for the actor, and costs nothing: no state change and no language-model 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -183,7 +184,11 @@ class GroundedState:
 
 
 def encode_value(value: Any) -> Any:
-    """A JSON-ready form of ``value``: sets, frozensets and tuples become tagged objects."""
+    """A JSON-ready form of ``value``: sets, frozensets and tuples become tagged objects,
+    and so do non-finite floats (``{"__float__": "inf"}``): strict JSON has no infinity,
+    and a state such as an opening ask of ``inf`` must come back from a checkpoint as it was."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"__float__": repr(value)}
     if isinstance(value, (set, frozenset)):
         tag = "__frozenset__" if isinstance(value, frozenset) else "__set__"
         return {tag: [encode_value(v) for v in sorted(value, key=repr)]}
@@ -204,6 +209,8 @@ def decode_value(raw: Any) -> Any:
         if len(raw) == 1:
             ((tag, items),) = raw.items()
             kinds = {"__set__": set, "__frozenset__": frozenset, "__tuple__": tuple}
+            if tag == "__float__" and items in ("inf", "-inf", "nan"):
+                return float(items)
             if tag in kinds:
                 return kinds[tag](decode_value(v) for v in items)
         return {k: decode_value(v) for k, v in raw.items()}

@@ -27,13 +27,13 @@ parent re-runs an interrupted step, sub-game included, with the same derived see
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from silicolab.core.errors import InputError
+from silicolab.core.files import dumps
 from silicolab.core.seeding import child_seed
 from silicolab.llm.base import run_sync
 from silicolab.sim.entity import Entity
@@ -79,15 +79,17 @@ class NestedOutcome:
     state: Mapping[str, Any]
 
     def to_json(self) -> str:
-        """The outcome as JSON (engine, seed, steps run, events, final state, full log)."""
-        return json.dumps(
+        """The outcome as strict JSON (engine, seed, steps run, events, final state, full
+        log); a non-finite number in the state (an ask of ``inf``) is written ``null``."""
+        return dumps(
             {
                 "engine": self.engine,
                 "seed": self.seed,
                 "events": list(self.events),
                 "state": {k: encode_value(v) for k, v in self.state.items()},
                 "log": self.log.to_list(),
-            }
+            },
+            default=None,  # an unknown value is an error here, not its str()
         )
 
 

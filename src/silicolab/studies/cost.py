@@ -20,18 +20,22 @@ from silicolab.studies.hypothesis import Hypothesis
 _CHARS_PER_TOKEN = 4
 _STATEMENT_TOKENS = 60  # a typical reply: a few sentences
 _PERSONA_TOKENS = 120  # identity, goal, constraint and attributes
+_PREDICTION_TOKENS = 400  # the variables, one condition or the fitted paths, instructions
 
 
 @dataclass(frozen=True)
 class CostPlan:
     """Planned calls and tokens (low, high) for ``conditions`` conditions, and the price
-    range at the given per-million-token prices (``None`` when no price is known)."""
+    range at the given per-million-token prices (``None`` when no price is known);
+    ``scientist_calls`` of them are the scientist's predictions (the follow-on's plan and
+    conditions come on top: they depend on what the main fit finds)."""
 
     conditions: int
     calls: tuple[int, int]
     input_tokens: tuple[int, int]
     output_tokens: tuple[int, int]
     cost_usd: tuple[float, float] | None
+    scientist_calls: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -39,16 +43,25 @@ class CostPlan:
     def summary_line(self) -> str:
         if self.calls[1] == 0:
             return f"plan: {self.conditions} conditions with rule-based subjects, no LLM calls"
-        cost = (
-            "price unknown (set prices for the model in silicolab.yaml; offline models cost $0)"
-            if self.cost_usd is None
-            else f"${self.cost_usd[0]:.2f}-${self.cost_usd[1]:.2f}"
-        )
+        if self.calls[1] == self.scientist_calls:
+            return (
+                f"plan: {self.conditions} conditions with rule-based subjects, no LLM calls "
+                f"for them; {self.scientist_calls} scientist calls for the predictions, "
+                f"{self._cost()}"
+            )
+        science = f" ({self.scientist_calls} of them the scientist's)" * bool(self.scientist_calls)
         return (
-            f"plan: {self.conditions} conditions, {self.calls[0]}-{self.calls[1]} LLM calls, "
-            f"{self.input_tokens[0]:,}-{self.input_tokens[1]:,} input and "
-            f"{self.output_tokens[0]:,}-{self.output_tokens[1]:,} output tokens, {cost}"
+            f"plan: {self.conditions} conditions, {self.calls[0]}-{self.calls[1]} LLM calls"
+            f"{science}, {self.input_tokens[0]:,}-{self.input_tokens[1]:,} input and "
+            f"{self.output_tokens[0]:,}-{self.output_tokens[1]:,} output tokens, {self._cost()}"
         )
+
+    def _cost(self) -> str:
+        if self.cost_usd is None:
+            return (
+                "price unknown (set prices for the model in silicolab.yaml; offline models cost $0)"
+            )
+        return f"${self.cost_usd[0]:.2f}-${self.cost_usd[1]:.2f}"
 
 
 def _conversation(hypothesis: Hypothesis, statements: int) -> tuple[int, int, int]:
@@ -71,21 +84,50 @@ def _conversation(hypothesis: Hypothesis, statements: int) -> tuple[int, int, in
 
 
 def plan_cost(
-    hypothesis: Hypothesis, conditions: int, prices: Prices | None = None, *, llm: bool = True
+    hypothesis: Hypothesis,
+    conditions: int,
+    prices: Prices | None = None,
+    *,
+    llm: bool = True,
+    scientist_calls: int = 0,
 ) -> CostPlan:
     """The planned calls, tokens and price range of running ``conditions`` conditions
-    (``llm=False``: rule-based subjects, no calls at all)."""
-    if not llm:
+    (``llm=False``: rule-based subjects, no calls for them) plus ``scientist_calls``
+    prediction calls."""
+    low = high = (0, 0, 0)
+    if llm:
+        low = _conversation(hypothesis, min(len(hypothesis.agents), hypothesis.max_statements))
+        high = _conversation(hypothesis, hypothesis.max_statements)
+    science = _scientist(hypothesis, scientist_calls)
+    calls = (low[0] * conditions + science[0], high[0] * conditions + science[0])
+    inputs = (low[1] * conditions + science[1], high[1] * conditions + science[1])
+    outputs = (low[2] * conditions + science[2], high[2] * conditions + science[2])
+    if calls[1] == 0:
         return CostPlan(conditions, (0, 0), (0, 0), (0, 0), (0.0, 0.0))
-    low = _conversation(hypothesis, min(len(hypothesis.agents), hypothesis.max_statements))
-    high = _conversation(hypothesis, hypothesis.max_statements)
-    calls = (low[0] * conditions, high[0] * conditions)
-    inputs = (low[1] * conditions, high[1] * conditions)
-    outputs = (low[2] * conditions, high[2] * conditions)
     cost = None
     if prices is not None and (prices.input_per_mtok or prices.output_per_mtok):
         cost = (prices.cost(inputs[0], outputs[0]), prices.cost(inputs[1], outputs[1]))
-    return CostPlan(conditions, calls, inputs, outputs, cost)
+    return CostPlan(conditions, calls, inputs, outputs, cost, scientist_calls)
 
 
-__all__ = ["CostPlan", "plan_cost"]
+def prediction_calls(options: Any, design: Any) -> int:
+    """The scientist calls a study's ``--predict`` makes (``options``: its
+    :class:`~silicolab.studies.pipeline.StudyOptions`, ``design`` its design): one per
+    predicted condition for predict-y and for the model's leave-one-out, one for
+    predict-β; none without ``--predict``."""
+    if not options.predict:
+        return 0
+    cells = len({c.id for c in design.conditions})
+    rows = cells if options.aggregate_replicates else len(design.conditions)
+    asked = rows if options.predict_conditions is None else min(options.predict_conditions, rows)
+    return 2 * asked + 1
+
+
+def _scientist(hypothesis: Hypothesis, calls: int) -> tuple[int, int, int]:
+    """(calls, input tokens, output tokens) of ``calls`` prediction prompts: the scenario,
+    the variables and a condition or the paths, and a short JSON reply."""
+    prompt = len(opening_text(hypothesis)) // _CHARS_PER_TOKEN + _PREDICTION_TOKENS
+    return calls, calls * prompt, calls * _STATEMENT_TOKENS
+
+
+__all__ = ["CostPlan", "plan_cost", "prediction_calls"]

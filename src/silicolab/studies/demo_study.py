@@ -2,11 +2,18 @@
 
 Every role is a scripted test double (:mod:`.offline`): the scientist rebuilds the mug
 hypothesis from the one-line scenario, the subjects and coordinator answer from a hidden
-linear probability model whose coefficients are the paper's estimates (Manning, Zhu &
-Horton 2024, Fig. 2) with the seller's attachment set to zero and two causes the paper did
-not test (the buyer's hurry and the mug's condition). So the demo can show a fitted SCM
-beside the truth, a follow-on experiment that drops what did not matter and tests what
-the scientist proposes next, and predictions scored against the data.
+linear probability model built on the paper's estimates (Manning, Zhu & Horton 2024,
+Fig. 2: +0.037 per dollar of the buyer's budget, -0.035 per dollar of the seller's
+minimum), with the seller's attachment set to zero and two causes the paper did not test
+(the buyer's hurry and the mug's condition). The paper's two slopes are scaled down by
+half (their ratio kept): at full size they would push the probability of a deal below 0
+and above 1 within the design, and a linear fit to clipped probabilities does not
+estimate the coefficients. At half size the probability stays inside (0, 1) in every
+cell of the follow-on's design too, so the truth column is exactly what the fit
+estimates: the change in the probability of a deal per unit of each cause. So the demo
+can show a fitted SCM beside the truth, a follow-on experiment that drops what did not
+matter and tests what the scientist proposes next, and predictions scored against the
+data.
 """
 
 from __future__ import annotations
@@ -20,21 +27,24 @@ from silicolab.runs import Run
 from silicolab.studies.examples import load_example
 from silicolab.studies.files import hypothesis_from_data
 from silicolab.studies.hypothesis import Hypothesis
-from silicolab.studies.offline import offline_scientist
+from silicolab.studies.offline import offline_study_models, offline_world
 from silicolab.studies.pipeline import StudyModels, StudyOptions
 from silicolab.studies.scientist import agenerate_hypothesis
 from silicolab.studies.study import arun_study
 from silicolab.studies.world import HiddenWorld
 
-#: The hidden truth: change in the probability of a deal per unit of each cause.
+#: The hidden truth: change in the probability of a deal per unit of each cause's coding
+#: (dollars; attachment 1..5, hurry 1..3, condition 1..3).
 TRUTH = {
-    "buyer_budget": 0.037,
-    "seller_min_price": -0.035,
+    "buyer_budget": 0.0185,
+    "seller_min_price": -0.0175,
     "seller_attachment": 0.0,
-    "buyer_hurry": 0.08,
-    "mug_condition": 0.1,
+    "buyer_hurry": 0.03,
+    "mug_condition": 0.04,
 }
-INTERCEPT = 0.32
+#: The probability of a deal at zero of every coding; with the budgets' ranges ($3-$25)
+#: and the levels from 1, the probability spans 0.034 to 0.966 over the whole design.
+INTERCEPT = 0.346
 
 
 def demo_universe() -> Hypothesis:
@@ -43,20 +53,27 @@ def demo_universe() -> Hypothesis:
     return hypothesis_from_data(yaml.safe_load(text.read_text(encoding="utf-8")))
 
 
+def demo_world(seed: int) -> HiddenWorld:
+    """The demo's hidden world: the universe's outcome under :data:`TRUTH`."""
+    return offline_world(demo_universe(), seed=seed, effects=TRUTH, intercept=INTERCEPT)
+
+
 def demo_models(seed: int, cache_path: Any) -> StudyModels:
     """Scripted scientist (target: the paper's mug hypothesis; follow-on pool: the
     universe) and the hidden-world subjects and coordinator."""
-    from silicolab.llm import load_model
-
-    universe = demo_universe()
-    world = HiddenWorld(universe, TRUTH, intercept=INTERCEPT, noise_sd=0.0, seed=seed)
-    scientist = load_model(
-        "scripted:scientist",
-        fn=offline_scientist(load_example("mug"), seed, follow_on=universe),
+    return offline_study_models(
+        load_example("mug"),
+        seed=seed,
+        world=demo_world(seed),
+        follow_on=demo_universe(),
         cache_path=cache_path,
     )
-    subjects = load_model("scripted:world", fn=world, cache_path=cache_path)
-    return StudyModels(scientist=scientist, subject=subjects, coordinator=subjects)
+
+
+def _truth(world: HiddenWorld, stage: dict[str, Any]) -> dict[str, Any]:
+    """What the stage's fit estimates: the world's truth for the causes it varied."""
+    causes = [v["name"] for v in stage["hypothesis"]["variables"] if v["role"] == "cause"]
+    return world.truth(causes)
 
 
 async def arun_demo_study(
@@ -74,8 +91,18 @@ async def arun_demo_study(
         follow_on=True,
     )  # fmt: skip
     record = await arun_study(hypothesis, options, run=run, models=models)
-    record["truth"] = {"intercept": INTERCEPT, "effects": TRUTH}
+    world = demo_world(seed)
+    record["truth"] = _truth(world, record)
+    if record.get("follow_on") and record["follow_on"].get("hypothesis"):
+        record["follow_on"]["truth"] = _truth(world, record["follow_on"])
     return record
 
 
-__all__ = ["INTERCEPT", "TRUTH", "arun_demo_study", "demo_models", "demo_universe"]
+__all__ = [
+    "INTERCEPT",
+    "TRUTH",
+    "arun_demo_study",
+    "demo_models",
+    "demo_universe",
+    "demo_world",
+]

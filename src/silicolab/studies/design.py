@@ -25,14 +25,27 @@ DEFAULT_MAX_CONDITIONS = 1000
 
 @dataclass(frozen=True)
 class Condition:
-    """One treatment combination: ``treatments`` maps each cause to its value text."""
+    """One run of a treatment combination: ``treatments`` maps each cause to its value
+    text; ``id`` names the combination (shared by its replicates) and ``replicate``
+    (0-based) which independent run of it this is."""
 
     id: str
     index: int
     treatments: dict[str, str]
+    replicate: int = 0
+
+    @property
+    def unit_id(self) -> str:
+        """The run's key in ``events.jsonl`` and its sample identity: the condition id,
+        with ``/r<k>`` for replicates after the first (so a one-replicate study keeps the
+        keys it always had)."""
+        return self.id if self.replicate == 0 else f"{self.id}/r{self.replicate}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "index": self.index, "treatments": dict(self.treatments)}
+        out = {"id": self.id, "index": self.index, "treatments": dict(self.treatments)}
+        if self.replicate:
+            out["replicate"] = self.replicate
+        return out
 
 
 @dataclass(frozen=True)
@@ -69,17 +82,21 @@ def make_design(
     conditions: int | None = None,
     seed: int | None = 0,
     max_conditions: int = DEFAULT_MAX_CONDITIONS,
+    replicates: int = 1,
 ) -> Design:
     """The full factorial, or ``conditions`` of its cells drawn at random with ``seed``
-    (kept in factorial order). Refuses a design larger than ``max_conditions``."""
+    (kept in factorial order), each cell run ``replicates`` independent times (replicates
+    of a cell are adjacent). Refuses a design whose runs exceed ``max_conditions``."""
     treatments = hypothesis.treatments
     full = factorial_size(hypothesis)
     if conditions is not None and not conditions >= 1:
         raise InputError(f"--conditions must be at least 1, got {conditions}")
-    wanted = full if conditions is None else min(conditions, full)
+    if not replicates >= 1:
+        raise InputError(f"--replicates must be at least 1, got {replicates}")
+    wanted = (full if conditions is None else min(conditions, full)) * replicates
     if wanted > max_conditions:
         raise InputError(
-            f"the design has {wanted} conditions, above --max-conditions {max_conditions}; "
+            f"the design has {wanted} runs, above --max-conditions {max_conditions}; "
             f"raise --max-conditions or run a random subset with --conditions N"
         )
     if conditions is None or conditions >= full:
@@ -93,7 +110,7 @@ def make_design(
     out = []
     for index in chosen:
         values = dict(zip((v.name for v in treatments), cells[index], strict=True))
-        out.append(Condition(condition_id(values), index, values))
+        out.extend(Condition(condition_id(values), index, values, r) for r in range(replicates))
     return Design(out, full, kind, seed if kind == "random_subset" else None)
 
 

@@ -14,8 +14,8 @@ import yaml
 from pydantic import ValidationError
 
 from silicolab.core.errors import InputError
-from silicolab.core.files import atomic_write_text
-from silicolab.studies.hypothesis import Hypothesis
+from silicolab.core.files import atomic_write_text, dumps
+from silicolab.studies.hypothesis import FieldProblem, Hypothesis
 
 _HEADER = (
     "# silicolab study hypothesis: edit any field, then run\n"
@@ -32,9 +32,7 @@ def write_hypothesis(hypothesis: Hypothesis, path: str | Path) -> Path:
     path = Path(path)
     data = hypothesis.to_dict()
     if path.suffix == ".json":
-        import json
-
-        return atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return atomic_write_text(path, dumps(data, indent=2, ensure_ascii=False) + "\n")
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=96)
     return atomic_write_text(path, _HEADER.format(name=path.name) + text)
 
@@ -72,6 +70,9 @@ def hypothesis_from_data(
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = [p for p in first["loc"] if not isinstance(p, str) or not p.startswith("function")]
+        cause = (first.get("ctx") or {}).get("error")
+        if isinstance(cause, FieldProblem):  # a cross-field check that knows its field
+            loc += list(cause.loc)
         field = _dotted(loc, data)
         line = _line_of(root, loc)
         where = f" line {line}" if line else ""

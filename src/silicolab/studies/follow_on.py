@@ -5,8 +5,10 @@ together with anything that only fed them (a dropped mediator's own causes); the
 model is shown what was tested and proposes ``n_new`` new causes fixed before the run,
 which are built exactly as in hypothesis generation
 (:func:`~silicolab.studies.scientist_variables.build_cause`); the §6.2.1 overlap check is
-run again for the new attributes. Agents and the conversation protocol stay the same.
-Every drop, keep and addition is a :class:`Decision` with its reason.
+run again for the new attributes. Agents and the conversation protocol stay the same;
+derived variables (and the theory) stay when every cause they use does; the follow-on is
+run by language-model subjects, never a rule-based world. Every drop, keep and addition is
+a :class:`Decision` with its reason.
 """
 
 from __future__ import annotations
@@ -32,13 +34,14 @@ SCHEMA_VERSION = 1
 @dataclass(frozen=True)
 class FollowOnPlan:
     """The next experiment: its :class:`Hypothesis`, the causes dropped, kept and added,
-    and the decisions (with explanations) that led to it."""
+    the decisions (with explanations) that led to it and the scientist's temperature."""
 
     hypothesis: Hypothesis
     dropped: list[str]
     kept: list[str]
     added: list[str]
     decisions: list[Decision]
+    temperature: float = 0.4
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,8 +50,23 @@ class FollowOnPlan:
             "kept": list(self.kept),
             "added": list(self.added),
             "decisions": [d.model_dump(mode="json") for d in self.decisions],
+            "temperature": self.temperature,
             "hypothesis": self.hypothesis.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FollowOnPlan:
+        """The plan back from :meth:`to_dict` (how a resumed study reuses a kept plan)."""
+        from silicolab.studies.files import hypothesis_from_data
+
+        return cls(
+            hypothesis=hypothesis_from_data(data["hypothesis"], source="the kept follow-on plan"),
+            dropped=list(data.get("dropped", [])),
+            kept=list(data.get("kept", [])),
+            added=list(data.get("added", [])),
+            decisions=[Decision.model_validate(d) for d in data.get("decisions", [])],
+            temperature=float(data.get("temperature", 0.4)),
+        )
 
 
 def path_test(fit: PathEstimates, hypothesis: Hypothesis, effect: str, cause: str) -> dict:
@@ -146,10 +164,14 @@ async def afollow_on(
     variables = [v.model_copy(update={"causes": causes}) if v.role == "outcome" else v
                  for v in variables]  # fmt: skip
     agents, variables = await cross_check(sci, list(hypothesis.agents), variables + new)
+    derived = hypothesis.derived_over(v.name for v in variables if v.role == "cause")
     data = hypothesis.model_dump() | {
         "name": f"{hypothesis.name}_follow_on",
         "agents": [a.model_dump() for a in agents],
         "variables": [v.model_dump() for v in variables],
+        "derived": [d.model_dump() for d in derived],
+        "theory": hypothesis.theory if hypothesis.theory in {d.name for d in derived} else None,
+        "rule_world": None,  # a rule-based world plays only its own study's causes
         "decisions": [d.model_dump() for d in sci.decisions],
     }
     try:
@@ -157,7 +179,8 @@ async def afollow_on(
     except ValidationError as exc:
         problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
         raise InputError(f"the follow-on hypothesis is not valid: {problem}") from None
-    return FollowOnPlan(plan, dropped, kept, [v.name for v in new], list(sci.decisions))
+    added = [v.name for v in new]
+    return FollowOnPlan(plan, dropped, kept, added, list(sci.decisions), temperature)
 
 
 def follow_on(

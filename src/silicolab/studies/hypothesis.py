@@ -13,6 +13,12 @@ are of two kinds:
   proxy ``attribute``; a ``public`` treatment is also shown to the other agents under
   ``public_name``.
 
+A hypothesis may also declare ``derived`` variables, named expressions over the causes
+(:mod:`silicolab.studies.derived`, e.g. the auction's second-highest budget); ``theory``
+names the derived variable that is a theory's prediction of the outcome, and
+``rule_world`` the registered rule-based world its conditions can run in
+(:mod:`silicolab.studies.rule_worlds`). Nothing downstream is keyed on ``name``.
+
 Every decision the scientist model took is kept in ``decisions`` with its explanation,
 so the record shows why the SCM looks the way it does. The model is strict
 (``extra="forbid"``): a typo in an edited file is an error naming the field, not a
@@ -28,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from silicolab.sim.conversation import PROTOCOLS
 from silicolab.sim.survey import VARIABLE_TYPES, parse_number
+from silicolab.studies.derived import check_names, parse_expression
 
 SCHEMA_VERSION = 1
 COORDINATOR = "coordinator"
@@ -39,8 +46,27 @@ Protocol = Literal[
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
+def _identifier(value: str) -> str:
+    if not _NAME.match(value):
+        raise ValueError(
+            f"{value!r} is not a variable name; use lowercase letters, digits and "
+            "underscores, starting with a letter (e.g. 'final_price')"
+        )
+    return value
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class FieldProblem(ValueError):
+    """A cross-field validation error that knows the field it belongs to (``loc``, e.g.
+    ``("derived", 0, "expression")``), so a hypothesis file's error names that field and
+    its line rather than the top level."""
+
+    def __init__(self, loc: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
 
 
 class Decision(_Strict):
@@ -107,12 +133,7 @@ class StudyVariable(_Strict):
     @field_validator("name")
     @classmethod
     def _identifier(cls, value: str) -> str:
-        if not _NAME.match(value):
-            raise ValueError(
-                f"{value!r} is not a variable name; use lowercase letters, digits and "
-                "underscores, starting with a letter (e.g. 'final_price')"
-            )
-        return value
+        return _identifier(value)
 
     @model_validator(mode="after")
     def _consistent(self) -> StudyVariable:
@@ -169,6 +190,27 @@ class StudyVariable(_Strict):
         return value
 
 
+class DerivedVariable(_Strict):
+    """A variable computed from the causes by a safe arithmetic ``expression`` (see
+    :mod:`silicolab.studies.derived`), e.g. ``second_largest(budget_1, budget_2,
+    budget_3)``; the fit tests it as an alternative cause of the outcome."""
+
+    name: str
+    expression: str
+    description: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _identifier(cls, value: str) -> str:
+        return _identifier(value)
+
+    @field_validator("expression")
+    @classmethod
+    def _parses(cls, value: str) -> str:
+        parse_expression(value)
+        return value.strip()
+
+
 class Hypothesis(_Strict):
     """A study's scenario, agents, SCM and protocol (see the module docstring)."""
 
@@ -181,6 +223,9 @@ class Hypothesis(_Strict):
     order: list[str] = Field(default_factory=list)
     central: str | None = None
     max_statements: int = Field(default=20, ge=1, le=200)
+    derived: list[DerivedVariable] = Field(default_factory=list)
+    theory: str | None = None
+    rule_world: str | None = None
     decisions: list[Decision] = Field(default_factory=list)
 
     @field_validator("scenario")
@@ -217,7 +262,30 @@ class Hypothesis(_Strict):
             raise ValueError(f"protocol {self.protocol} needs 'central' set to one of {names}")
         if self.order and sorted(self.order) != sorted(names):
             raise ValueError(f"'order' must list every agent once: {names}")
+        self._check_derived(variables)
         return self
+
+    def _check_derived(self, variables: list[str]) -> None:
+        numeric = [v.name for v in self.treatments if v.type != "nominal"]
+        seen: set[str] = set()
+        for i, d in enumerate(self.derived):
+            if d.name in variables or d.name in seen:
+                raise FieldProblem(
+                    ("derived", i, "name"),
+                    f"{d.name!r} is already the name of a variable or derived variable; "
+                    "choose another name",
+                )
+            seen.add(d.name)
+            try:
+                check_names(d.expression, numeric)
+            except ValueError as exc:
+                raise FieldProblem(("derived", i, "expression"), str(exc)) from None
+        if self.theory is not None and self.theory not in seen:
+            raise FieldProblem(
+                ("theory",),
+                f"{self.theory!r} is not a derived variable; 'theory' names one of the "
+                f"'derived' variables {sorted(seen)} (declare it there first)",
+            )
 
     def _check_links(self, v: StudyVariable, agents: set[str], variables: set[str]) -> None:
         if v.agent is not None and v.agent not in agents:
@@ -257,6 +325,14 @@ class Hypothesis(_Strict):
         order = [v for v in self.measured if v.role == "mediator"] + [self.outcome]
         return {v.name: list(v.causes) for v in order if v.causes}
 
+    def derived_over(self, names: Any) -> list[DerivedVariable]:
+        """The derived variables whose expressions use only ``names`` (e.g. the causes a
+        follow-on keeps)."""
+        from silicolab.studies.derived import expression_names
+
+        keep = set(names)
+        return [d for d in self.derived if set(expression_names(d.expression)) <= keep]
+
     def attributes_for(self, agent: AgentSpec, treatments: dict[str, str]) -> dict[str, str]:
         """``agent``'s attributes in a condition: its background attributes plus the
         treatment values it carries (its own private ones, public ones under their public
@@ -282,6 +358,8 @@ __all__ = [
     "VARIABLE_TYPES",
     "AgentSpec",
     "Decision",
+    "DerivedVariable",
+    "FieldProblem",
     "Hypothesis",
     "Question",
     "StudyVariable",

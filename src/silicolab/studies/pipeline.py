@@ -34,6 +34,9 @@ class StudyOptions:
 
     subjects: Literal["llm", "rule"] = "llm"
     conditions: int | None = None
+    replicates: int = 1
+    aggregate_replicates: bool = False
+    agent_names: Literal["roles", "random"] = "roles"
     seed: int = 0
     max_conditions: int = 1000
     jobs: int = 16
@@ -41,8 +44,13 @@ class StudyOptions:
     interactions: bool = False
     drop_capped: bool = False
     predict: bool = False
-    predict_conditions: int = 50
+    #: Conditions the scientist predicts (predict-y, model LOO); None: every one (the
+    #: paper's protocol), N: a seeded sample of N.
+    predict_conditions: int | None = None
     follow_on: bool = False
+    #: The scientist's sampling temperature for predictions and the follow-on plan;
+    #: None: each step's default (0.0 for predictions, 0.4 for the follow-on).
+    scientist_temperature: float | None = None
     rule_options: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,14 +65,20 @@ class StudyOptions:
 @dataclass(frozen=True)
 class StudyModels:
     """The model of each role: the scientist (hypotheses, predictions, follow-on), the
-    subjects (the agents) and the coordinator (turn-taking, stopping, transcript reading)."""
+    subjects (the agents) and the coordinator (turn-taking, stopping, transcript reading).
 
-    scientist: LanguageModel
+    ``scientist=None``: no scientist model (the predictions run the model-free
+    leave-one-out only; a follow-on cannot be planned)."""
+
+    scientist: LanguageModel | None
     subject: LanguageModel
     coordinator: LanguageModel
 
-    def specs(self) -> dict[str, str]:
-        return {role: getattr(getattr(self, role), "spec", "?") for role in self.roles()}
+    def specs(self) -> dict[str, str | None]:
+        return {
+            role: None if getattr(self, role) is None else getattr(getattr(self, role), "spec", "?")
+            for role in self.roles()
+        }
 
     @staticmethod
     def roles() -> tuple[str, ...]:
@@ -76,7 +90,7 @@ class StudyModels:
         seen: set[int] = set()
         for role in self.roles():
             model = getattr(self, role)
-            if id(model) in seen or not hasattr(model, "ledger"):
+            if model is None or id(model) in seen or not hasattr(model, "ledger"):
                 continue
             seen.add(id(model))
             out[role] = model.ledger.summary()
@@ -85,18 +99,34 @@ class StudyModels:
 
 @dataclass
 class StageResult:
-    """The runs, data and fit of one experiment (the main one or the follow-on)."""
+    """The runs, data and fit of one experiment (the main one or the follow-on).
+
+    ``fit_error`` says why the model could not be fitted and ``fit_problems`` lists the
+    estimability problems behind it (``{"equation", "kind", "detail"}`` each, from
+    :class:`silicolab.scm.NotEstimable`); both are empty when ``fit`` is set."""
 
     hypothesis: Hypothesis
     design: Design
     runs: list[ConditionRun]
     fit: StudyFit | None
     fit_error: str | None = None
+    fit_problems: list[dict[str, Any]] = field(default_factory=list)
+    aggregate_replicates: bool = False
 
     @functools.cached_property
     def table(self) -> Any:
         """The analysis table of the runs (built once: the fit, record and CSV share it)."""
         return study_table(self.hypothesis, self.runs)
+
+    @functools.cached_property
+    def fit_table(self) -> Any:
+        """The rows the fit (and the predictions) use: every run, or with
+        ``aggregate_replicates`` one row per condition holding its replicates' means."""
+        if not self.aggregate_replicates:
+            return self.table
+        from silicolab.studies.data import aggregate_replicates
+
+        return aggregate_replicates(self.hypothesis, self.table)
 
     def health(self) -> RunHealth:
         return RunHealth.of(r.health for r in self.runs)
@@ -122,6 +152,7 @@ class StageResult:
             },
             "estimation": self.fit.to_dict() if self.fit else None,
             "fit_error": self.fit_error,
+            "fit_problems": list(self.fit_problems),
         }
 
 
@@ -143,14 +174,15 @@ async def arun_stage(
         conditions=options.conditions,
         seed=options.seed,
         max_conditions=options.max_conditions,
+        replicates=options.replicates,
     )
-    run_one = _condition_runner(hypothesis, options, models)
+    run_one = _condition_runner(hypothesis, options, models, prefix)
     jobs = options.jobs if options.subjects == "llm" else 1
     runner = executor.make(jobs, cpu_bound=False, description=description)
     results = await runner.amap(
         run_one,
         design.conditions,
-        key=lambda c: prefix + c.id,
+        key=lambda c: prefix + c.unit_id,
         run=run,
         to_event=lambda r: r.to_dict(),
         from_event=ConditionRun.from_dict,
@@ -164,22 +196,34 @@ async def arun_stage(
             "--resume"
         )
     runs = [r.value for r in results]
-    stage = StageResult(hypothesis, design, runs, None)
+    stage = StageResult(
+        hypothesis, design, runs, None, aggregate_replicates=options.aggregate_replicates
+    )
+    fit_stage(stage, options)
+    return stage
+
+
+def fit_stage(stage: StageResult, options: StudyOptions) -> None:
+    """Fit ``stage``'s rows (see :attr:`StageResult.fit_table`); a model that cannot be
+    fitted leaves ``fit`` empty and says why in ``fit_error`` and ``fit_problems``."""
     try:
         stage.fit = fit_study(
-            hypothesis,
-            stage.table,
+            stage.hypothesis,
+            stage.fit_table,
             interactions=options.interactions,
             drop_capped=options.drop_capped,
         )
     except InputError as exc:
         stage.fit_error = str(exc)
-    return stage
+        stage.fit_problems = [dict(p) for p in getattr(exc, "problems", None) or []]
 
 
 def _condition_runner(
-    hypothesis: Hypothesis, options: StudyOptions, models: StudyModels | None
+    hypothesis: Hypothesis, options: StudyOptions, models: StudyModels | None, prefix: str = ""
 ) -> Callable[[Any], Any]:
+    """One condition's coroutine; its calls' sample identity is the condition's event key
+    (``prefix`` + unit id), so a follow-on condition whose treatments equal a main one's
+    draws anew."""
     if options.subjects == "rule":
         world = rule_world(hypothesis)
         return lambda condition: world(hypothesis, condition, dict(options.rule_options))
@@ -196,6 +240,8 @@ def _condition_runner(
             coordinator_model=coordinator,
             seed=options.seed,
             statement_tokens=options.statement_tokens,
+            agent_names=options.agent_names,
+            sample_key=prefix + condition.unit_id,
         )
 
     return run_one
@@ -207,4 +253,5 @@ __all__ = [
     "StudyModels",
     "StudyOptions",
     "arun_stage",
+    "fit_stage",
 ]

@@ -11,14 +11,22 @@ Three comparisons, each against the data of the experiment:
   (leave-one-out). (a) *mechanical*: y_i is predicted from the refit and i's treatments
   (through any mediators); (b) the model is shown the refit's coefficients and predicts y_i.
 
-The model is asked once per condition for predict-y and (b), so those run on a seeded
-subset of at most ``max_conditions`` conditions; the mechanical LOO runs on all of them and
-is also scored on that subset for a like-for-like comparison.
+The paper's protocol: every prediction is scored on the rows the fit used. With
+``drop_capped`` the conversations stopped by the statement cap are removed from all of
+them (the paper removes its 80 capped auctions: theory says nothing about a partly run
+auction); predict-y and (b) ask about every condition (``conditions=N`` asks about a
+seeded sample of N instead, and the mechanical LOO is then also scored on that sample).
+Where the hypothesis declares a theory, theory's prediction is a per-condition column and
+is scored against the data and the predictions (:mod:`silicolab.studies.theory`).
+
+A nominal outcome has no mean squared error: predict-y and both LOOs are skipped with the
+reason in ``skipped``; predict-β (the coefficients of its indicator equations) still runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,26 +35,47 @@ import numpy as np
 import pandas as pd
 
 from silicolab.core.errors import InputError, ParseFailure
-from silicolab.core.seeding import rng
+from silicolab.core.files import finite
 from silicolab.llm import LanguageModel
 from silicolab.llm.base import run_sync
 from silicolab.runs.health import UnitHealth
-from silicolab.scm import PathEstimates, estimate_paths
-from silicolab.studies.fit import scm_variables
+from silicolab.scm import PathEstimates
 from silicolab.studies.hypothesis import Decision, Hypothesis
-from silicolab.studies.predict_schemas import PredictionReply, beta_schema, path_label
+from silicolab.studies.predict_rows import (
+    NOMINAL,
+    choose_conditions,
+    complete_rows,
+    mechanical_loo,
+    predict_from_fit,
+    row_ids,
+    uncapped,
+)
+from silicolab.studies.predict_schemas import (
+    PredictionReply,
+    beta_schema,
+    outcome_scale,
+    path_label,
+    scoring_notes,
+    treatment_texts,
+)
 from silicolab.studies.scientist_steps import Scientist
+from silicolab.studies.theory import mse, theory_name, theory_scores, theory_values
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TASKS = ("y", "beta", "loo", "loo_mechanical")
 
 
 @dataclass(frozen=True)
 class Predictions:
     """What :func:`apredict` found: per-condition rows (``observed``, ``predict_y``,
-    ``loo_mechanical``, ``loo_llm``), per-path rows (predict-β against the fit), the
-    mean squared error of each method, how many model calls each task made, and each
+    ``loo_mechanical``, ``loo_llm``, ``theory``), per-path rows (predict-β against the fit),
+    the mean squared error of each method, how many model calls each task made, and each
     model answer with its explanation (``decisions``, step ``<condition>.predict_y``...).
+
+    The protocol is recorded with them: the scientist ``model`` (its spec) and its
+    ``temperature``, the ``rows`` scored (complete, and uncapped with ``drop_capped``;
+    ``dropped_capped`` of them removed), the ``sample`` asked for (``None`` = every
+    condition), the declared ``theory`` and the tasks ``skipped`` with their reasons.
 
     A reply that stayed invalid costs only its own prediction (NaN, left out of the MSE;
     predict-β: no path rows): ``health`` counts the model steps and those failures."""
@@ -60,6 +89,15 @@ class Predictions:
     llm_conditions: list[str] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     health: UnitHealth = field(default_factory=lambda: UnitHealth(unit="predictions"))
+    model: str | None = None
+    temperature: float = 0.0
+    seed: int = 0
+    rows: int = 0
+    sample: int | None = None
+    drop_capped: bool = False
+    dropped_capped: int = 0
+    theory: str | None = None
+    skipped: dict[str, str] = field(default_factory=dict)
 
     @property
     def table(self) -> pd.DataFrame:
@@ -67,11 +105,21 @@ class Predictions:
         return pd.DataFrame(self.conditions)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready record (NaN becomes ``None``) with ``schema_version``."""
-        return _clean(
+        """A strict-JSON-ready record (NaN and ±inf become ``None``) with
+        ``schema_version``."""
+        return finite(
             {
                 "schema_version": SCHEMA_VERSION,
                 "outcome": self.outcome,
+                "model": self.model,
+                "temperature": self.temperature,
+                "seed": self.seed,
+                "rows": self.rows,
+                "sample": self.sample,
+                "drop_capped": self.drop_capped,
+                "dropped_capped": self.dropped_capped,
+                "theory": self.theory,
+                "skipped": self.skipped,
                 "mse": self.mse,
                 "beta_summary": self.beta_summary,
                 "calls": self.calls,
@@ -84,127 +132,24 @@ class Predictions:
         )
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
+def _sample_size(conditions: int | None, max_conditions: int | None) -> int | None:
+    """``conditions``, or the deprecated ``max_conditions`` when only it is given."""
+    if max_conditions is None:
+        return conditions
+    if conditions is not None:
+        raise InputError("give conditions= (max_conditions= is its deprecated old name), not both")
+    warnings.warn(
+        "apredict(max_conditions=...) is deprecated: use conditions= (None = every condition)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return max_conditions
+
+
+def _model_spec(model: LanguageModel | None) -> str | None:
+    if model is None:
         return None
-    return value
-
-
-def _model_columns(hypothesis: Hypothesis) -> list[str]:
-    equations = hypothesis.equations()
-    return list(dict.fromkeys([*equations, *(c for cs in equations.values() for c in cs)]))
-
-
-def complete_rows(hypothesis: Hypothesis, data: pd.DataFrame) -> pd.DataFrame:
-    """The rows with a value in every model column, indexed by ``condition_id``."""
-    columns = _model_columns(hypothesis)
-    missing = [c for c in ["condition_id", *columns] if c not in data.columns]
-    if missing:
-        raise InputError(f"the data has no column for {missing}; it needs {columns}")
-    return data.dropna(subset=columns).set_index("condition_id", drop=False)
-
-
-def _design_rows(hypothesis: Hypothesis, rows: pd.DataFrame) -> pd.DataFrame:
-    """Numeric design columns (dummies for nominal causes), indexed like ``rows``."""
-    from silicolab.scm.estimation_design import build_design
-
-    declared = {v.name: v for v in scm_variables(hypothesis)}
-    design = build_design(rows.reset_index(drop=True), hypothesis.equations(), declared)
-    return design.columns.set_index(rows.index)
-
-
-def predict_from_fit(fit: PathEstimates, row: pd.Series | dict[str, float], outcome: str) -> float:
-    """The fitted SCM's prediction of ``outcome`` from the exogenous design values in
-    ``row``; mediators are predicted first and their predictions used downstream."""
-    values = {k: float(v) for k, v in dict(row).items() if not isinstance(v, str)}
-    for lhs, eq in fit.equations.items():
-        terms = np.array([values[t] for t in eq.terms], dtype=float)
-        values[lhs] = float(eq.params[0] + eq.params[1:] @ terms)
-    return values[outcome]
-
-
-def mechanical_loo(
-    hypothesis: Hypothesis, data: pd.DataFrame
-) -> tuple[pd.Series, dict[str, PathEstimates]]:
-    """Leave-one-out predictions of the outcome for every complete condition, and the fit
-    without each condition (a condition whose removal leaves the model unidentified gets
-    NaN and no fit)."""
-    rows = complete_rows(hypothesis, data)
-    design = _design_rows(hypothesis, rows)
-    equations = hypothesis.equations()
-    variables = scm_variables(hypothesis)
-    predictions, fits = {}, {}
-    for cid in rows.index:
-        try:
-            fit = estimate_paths(
-                rows.drop(index=cid), equations, variables=variables, standardize=False
-            )
-        except InputError:
-            predictions[cid] = float("nan")
-            continue
-        fits[cid] = fit
-        predictions[cid] = predict_from_fit(fit, design.loc[cid], hypothesis.outcome.name)
-    return pd.Series(predictions, name="loo_mechanical", dtype=float), fits
-
-
-def choose_conditions(ids: Sequence[str], max_conditions: int, seed: int | None) -> list[str]:
-    """All of ``ids``, or a seeded random ``max_conditions`` of them in their order."""
-    if max_conditions < 1:
-        raise InputError(f"max_conditions must be at least 1, got {max_conditions}")
-    if len(ids) <= max_conditions:
-        return list(ids)
-    picks = rng(seed, "predict", "conditions").choice(len(ids), max_conditions, replace=False)
-    return [ids[i] for i in sorted(int(p) for p in picks)]
-
-
-def mse(observed: pd.Series, predicted: pd.Series) -> float | None:
-    """Mean squared error over the rows where both are known (``None`` when none are)."""
-    both = pd.concat([observed, predicted], axis=1).dropna()
-    if both.empty:
-        return None
-    return float(np.mean((both.iloc[:, 0] - both.iloc[:, 1]) ** 2))
-
-
-def treatment_texts(hypothesis: Hypothesis, row: pd.Series) -> dict[str, str]:
-    """The treatment values of a data row as the agents saw them (``"$20"``, not 20.0)."""
-    out = {}
-    for v in hypothesis.treatments:
-        value = row[v.name]
-        by_number = {v.numeric(text): text for text in v.values}
-        out[v.name] = by_number.get(value, str(value))
-    return out
-
-
-def scoring_notes(hypothesis: Hypothesis) -> list[str]:
-    """How non-numeric variables are scored as numbers in the data."""
-    notes = []
-    for v in hypothesis.variables:
-        order = v.levels or v.values
-        if v.type == "binary" and order:
-            notes.append(f"{v.name} is scored 0 for '{order[0]}' and 1 for '{order[1]}'.")
-        elif v.type == "ordinal" and order:
-            scores = ", ".join(f"{i} = '{x}'" for i, x in enumerate(order, start=1))
-            notes.append(f"{v.name} is scored {scores}.")
-        elif v.type == "nominal" and order:
-            notes.append(f"{v.name} is coded by indicators against '{order[0]}'.")
-    return notes
-
-
-def outcome_scale(hypothesis: Hypothesis) -> str:
-    """What kind of number the outcome prediction should be."""
-    o = hypothesis.outcome
-    order = o.levels
-    if o.type == "binary" and order:
-        return f"a number from 0 ('{order[0]}') to 1 ('{order[1]}'), e.g. a probability"
-    if o.type == "ordinal" and order:
-        return f"a number from 1 ('{order[0]}') to {len(order)} ('{order[-1]}')"
-    return f"one number{f' in {o.units}' if o.units else ''}"
+    return str(getattr(model, "spec", None) or type(model).__name__)
 
 
 async def apredict(
@@ -213,33 +158,40 @@ async def apredict(
     fit: PathEstimates,
     model: LanguageModel | None,
     *,
-    max_conditions: int = 50,
+    conditions: int | None = None,
     seed: int = 0,
     tasks: Sequence[str] = ("y", "beta", "loo"),
     alpha: float = 0.05,
     temperature: float = 0.0,
+    drop_capped: bool = False,
+    max_conditions: int | None = None,
 ) -> Predictions:
     """Run the prediction ``tasks`` (``"y"``, ``"beta"``, ``"loo"`` = mechanical and
-    model LOO, ``"loo_mechanical"`` = mechanical only) for the experiment's ``data``
-    (one row per condition) and its ``fit``; see the module docstring."""
+    model LOO, ``"loo_mechanical"`` = mechanical only) for the experiment's ``data`` (the
+    study table, one row per run) and its ``fit``; see the module docstring.
+
+    ``fit`` must be the fit of the same rows (``drop_capped`` as in the fit): a fit of
+    another number of rows is refused, since predict-β would be scored against another
+    experiment. ``conditions`` is how many conditions the model is asked about (``None``:
+    all); ``max_conditions`` is its deprecated old name."""
     unknown = [t for t in tasks if t not in TASKS]
     if unknown:
         raise InputError(f"unknown prediction tasks {unknown}; choose from {list(TASKS)}")
     if model is None and set(tasks) - {"loo_mechanical"}:
         raise InputError("predict-y, predict-beta and model LOO need a scientist model")
-    rows = complete_rows(hypothesis, data)
-    outcome = hypothesis.outcome.name
-    chosen = choose_conditions(list(rows.index), max_conditions, seed)
-    table = pd.DataFrame({"condition_id": rows.index, "observed": rows[outcome]}, index=rows.index)
+    sample = _sample_size(conditions, max_conditions)
+    kept, rows, dropped = _fitted_rows(hypothesis, data, fit, drop_capped)
+    chosen = choose_conditions(list(rows.index), sample, seed)
+    table, skipped = _observed(hypothesis, rows, tasks)
     sci = Scientist(model, hypothesis.scenario, temperature, seed, agents=hypothesis.agents)  # type: ignore[arg-type]
     calls = {"predict_y": 0, "predict_beta": 0, "loo_llm": 0}
     health = UnitHealth(unit="predictions")
     context = {"hypothesis": hypothesis, "scale": outcome_scale(hypothesis)}
-    if "y" in tasks:
+    if "y" in tasks and "y" not in skipped:
         table["predict_y"] = await _ask_each(sci, "predict_y", rows.loc[chosen], context, health)
         calls["predict_y"] = len(chosen)
-    if "loo" in tasks or "loo_mechanical" in tasks:
-        loo, fits = mechanical_loo(hypothesis, data)
+    if {"loo", "loo_mechanical"} & set(tasks) and not {"loo", "loo_mechanical"} & set(skipped):
+        loo, fits = mechanical_loo(hypothesis, kept)
         table["loo_mechanical"] = loo
         if "loo" in tasks:
             usable = [c for c in chosen if c in fits]
@@ -247,14 +199,82 @@ async def apredict(
                 sci, "predict_loo", rows.loc[usable], context, health, fits
             )
             calls["loo_llm"] = len(usable)
-    paths, summary = [], {}
+    paths: list[dict[str, Any]] = []
+    summary: dict[str, float | None] = {}
     if "beta" in tasks:
-        paths, summary = await _predict_beta(sci, hypothesis, rows, fit, alpha, health)
-        calls["predict_beta"] = 1
+        if (fit.table.op == "~").any():
+            paths, summary = await _predict_beta(sci, hypothesis, rows, fit, alpha, health)
+            calls["predict_beta"] = 1
+        else:
+            skipped["beta"] = "the fitted model has no paths to predict"
+    return Predictions(
+        outcome=hypothesis.outcome.name,
+        conditions=table.reset_index(drop=True).to_dict(orient="records"),
+        paths=paths,
+        mse=_scores(table, chosen),
+        beta_summary=summary,
+        calls=calls,
+        llm_conditions=chosen if calls["predict_y"] or calls["loo_llm"] else [],
+        decisions=sorted(sci.decisions, key=lambda d: d.step),
+        health=health,
+        model=_model_spec(model),
+        temperature=float(temperature),
+        seed=seed,
+        rows=len(rows),
+        sample=sample,
+        drop_capped=drop_capped,
+        dropped_capped=dropped,
+        theory=theory_name(hypothesis),
+        skipped=skipped,
+    )
+
+
+def _fitted_rows(
+    hypothesis: Hypothesis, data: pd.DataFrame, fit: PathEstimates, drop_capped: bool
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """``data`` without capped runs (with ``drop_capped``), its complete rows and how many
+    capped runs were dropped; refused when ``fit`` was made on another number of rows."""
+    kept, dropped = uncapped(data, drop_capped)
+    rows = complete_rows(hypothesis, kept)
+    if fit.n != len(rows):
+        raise InputError(
+            f"the fit used {fit.n} rows but the predictions would be scored on {len(rows)} "
+            f"(drop_capped={drop_capped}, {dropped} capped removed): fit and predict the same "
+            "rows (the fit's drop_capped)"
+        )
+    return kept, rows, dropped
+
+
+def _observed(
+    hypothesis: Hypothesis, rows: pd.DataFrame, tasks: Sequence[str]
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The per-condition table before any prediction (``condition_id``, ``unit_id`` with
+    replicates, ``observed`` and theory's prediction), and the tasks that cannot apply to
+    this outcome with the reason (a nominal outcome: no squared error)."""
+    outcome = hypothesis.outcome.name
+    table = pd.DataFrame(
+        {"condition_id": rows["condition_id"], "observed": rows[outcome]}, index=rows.index
+    )
+    if "replicate" in rows.columns:
+        table.insert(1, "unit_id", rows.index)
+    if hypothesis.outcome.type == "nominal":
+        reason = NOMINAL.format(name=outcome)
+        skipped = {t: reason for t in ("y", "loo", "loo_mechanical") if t in tasks}
+        return table, skipped | ({"theory": reason} if theory_name(hypothesis) else {})
+    theory = theory_values(hypothesis, rows)
+    if theory is not None:
+        table["theory"] = theory
+    return table, {}
+
+
+def _scores(table: pd.DataFrame, chosen: list[str]) -> dict[str, float | None]:
+    """The MSE of each prediction against the observed outcome (the model's on the
+    ``chosen`` rows it was asked about, the mechanical LOO on every row and on those), and
+    the theory benchmark (:func:`silicolab.studies.theory.theory_scores`)."""
     errors = {
         "predict_y": ("predict_y", chosen),
         "loo_llm": ("loo_llm", chosen),
-        "loo_mechanical": ("loo_mechanical", list(rows.index)),
+        "loo_mechanical": ("loo_mechanical", list(table.index)),
         "loo_mechanical_subset": ("loo_mechanical", chosen),
     }
     scores = {
@@ -262,17 +282,7 @@ async def apredict(
         for key, (column, ids) in errors.items()
         if column in table
     }
-    return Predictions(
-        outcome=outcome,
-        conditions=table.reset_index(drop=True).to_dict(orient="records"),
-        paths=paths,
-        mse=scores,
-        beta_summary=summary,
-        calls=calls,
-        llm_conditions=chosen if set(tasks) & {"y", "loo"} else [],
-        decisions=sorted(sci.decisions, key=lambda d: d.step),
-        health=health,
-    )
+    return scores | theory_scores(table, chosen)
 
 
 def predict(
@@ -398,9 +408,12 @@ async def _predict_beta(
 __all__ = [
     "Predictions",
     "apredict",
+    "choose_conditions",
     "complete_rows",
     "mechanical_loo",
     "mse",
     "predict",
     "predict_from_fit",
+    "row_ids",
+    "uncapped",
 ]

@@ -73,18 +73,24 @@ async def auction_world(
     )
 
 
-#: Study name -> its rule world.
-RULE_WORLDS: dict[str, RuleWorld] = {"auction": auction_world}
+#: World name (a hypothesis' ``rule_world``) -> the world.
+RULE_WORLDS: dict[str, RuleWorld] = {"english_auction": auction_world}
 
 
 def rule_world(hypothesis: Hypothesis) -> RuleWorld:
-    """The rule world of ``hypothesis`` (by its name), or a clear error."""
+    """The rule world ``hypothesis.rule_world`` names (never looked up by the study's
+    name), or a clear error."""
+    if hypothesis.rule_world is None:
+        raise InputError(
+            f"study {hypothesis.name!r} has no rule-based subjects: its hypothesis names no "
+            f"'rule_world' (registered worlds: {', '.join(RULE_WORLDS)}); use --subjects llm"
+        )
     try:
-        return RULE_WORLDS[hypothesis.name]
+        return RULE_WORLDS[hypothesis.rule_world]
     except KeyError:
         raise InputError(
-            f"study {hypothesis.name!r} has no rule-based subjects (they exist for: "
-            f"{', '.join(RULE_WORLDS)}); use --subjects llm"
+            f"study {hypothesis.name!r} names the rule world {hypothesis.rule_world!r}, which "
+            f"does not exist; use one of {', '.join(RULE_WORLDS)}, or --subjects llm"
         ) from None
 
 

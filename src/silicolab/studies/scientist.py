@@ -34,6 +34,7 @@ from silicolab.studies.scientist_agents import (
     cross_check,
     propose_agents,
 )
+from silicolab.studies.scientist_journal import StepJournal
 from silicolab.studies.scientist_schemas import OutcomeReply
 from silicolab.studies.scientist_steps import Scientist, slug, unique
 from silicolab.studies.scientist_variables import build_measured
@@ -48,6 +49,7 @@ async def agenerate_hypothesis(
     seed: int = 0,
     on_step: Callable[[Decision], None] | None = None,
     name: str | None = None,
+    journal: StepJournal | None = None,
 ) -> Hypothesis:
     """Ask ``model`` (as scientist) for a complete, validated :class:`Hypothesis` of
     ``scenario`` with ``n_causes`` causes of the outcome.
@@ -56,13 +58,17 @@ async def agenerate_hypothesis(
     display). Step prompts are cached by their identity and ``seed``, so a rerun is free.
     A reply that stays invalid raises :class:`~silicolab.core.errors.ParseFailure` naming
     the step; a chain whose pieces do not fit together raises :class:`InputError`.
+
+    ``journal`` (a :class:`~silicolab.studies.scientist_journal.StepJournal`) receives
+    every accepted step as it is taken, and its accepted steps are replayed without a
+    model call: a failed chain continues from its first missing step.
     """
     if len(scenario.strip()) < 10:
         raise InputError("describe the scenario in at least a sentence, e.g. 'Two people "
                          "bargaining over a mug.'")  # fmt: skip
     if not 1 <= n_causes <= 10:
         raise InputError(f"n_causes must be between 1 and 10, got {n_causes}")
-    sci = Scientist(model, scenario.strip(), temperature, seed, on_step)
+    sci = Scientist(model, scenario.strip(), temperature, seed, on_step, journal=journal)
     sci.agents = await propose_agents(sci)
     sci.taken.update(a.name for a in sci.agents)
     outcome = (await sci.ask("outcome", OutcomeReply)).outcomes[0]

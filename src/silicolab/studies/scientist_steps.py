@@ -8,7 +8,11 @@ marker lines (``Step: <name>``, ``Subject: <variable or agent>``) so that offlin
 doubles (:mod:`silicolab.studies.scripted`) can tell the steps apart without parsing prose.
 
 A step's ``sample_index`` is derived from the seed and the step's identity (e.g.
-``price.units``), never from call order, so a rerun hits the exact-prompt LLM cache.
+``price.units``), never from call order, so a rerun hits the exact-prompt LLM cache. With a
+:class:`~silicolab.studies.scientist_journal.StepJournal` every accepted reply is written
+as it is taken and a journaled step is replayed without a call (``study hypothesis
+--resume``); a step whose reply stayed invalid before is asked with a fresh sample
+identity (the cache holds the invalid one); a model error (no reply) leaves it as it was.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from silicolab.core.errors import ParseFailure
 from silicolab.core.seeding import stable_hash
@@ -92,7 +96,9 @@ class Scientist:
     """A scientist session: the model, its settings, what is known so far, and the log.
 
     ``agents`` grows as the chain learns them (templates list them); ``decisions`` holds
-    every step's :class:`Decision` in the order taken; ``taken`` the variable names used.
+    every step's :class:`Decision` in the order taken; ``taken`` the variable names used;
+    ``journal`` (optional) keeps every accepted reply on disk and replays the ones it has
+    (``calls`` counts the steps asked of the model, ``replayed`` those taken from it).
     """
 
     model: LanguageModel
@@ -104,6 +110,8 @@ class Scientist:
     decisions: list[Decision] = field(default_factory=list)
     taken: set[str] = field(default_factory=set)
     calls: int = 0
+    journal: Any = None
+    replayed: int = 0
 
     def record(self, step: str, value: Any, explanation: str) -> Decision:
         """Log a decision (also those taken by code, e.g. an attribute dropped)."""
@@ -119,6 +127,9 @@ class Scientist:
         A reply that stays invalid after the repair loop raises :class:`ParseFailure`
         naming the step and showing the start of the reply."""
         ident = f"{subject}.{step}" if subject else step
+        replayed = self._replay(ident, schema)
+        if replayed is not None:
+            return replayed
         prompt = render(
             step,
             step=step,
@@ -132,6 +143,8 @@ class Scientist:
             {"role": "user", "content": f"{prompt}\n\n{_reply_format(schema)}"},
         ]
         self.calls += 1
+        attempt = self.journal.attempt(ident) if self.journal is not None else 0
+        identity = f"{self.seed}:{ident}" + (f"#{attempt}" if attempt else "")
         try:
             reply = await astructured(
                 self.model,
@@ -140,19 +153,39 @@ class Scientist:
                 retries=2,
                 tag="scientist",
                 temperature=self.temperature,
-                sample_index=stable_hash(f"{self.seed}:{ident}") % 2**31,
+                sample_index=stable_hash(identity) % 2**31,
             )
         except ParseFailure as exc:
             cut = exc.raw[:REPLY_CUT] + ("..." if len(exc.raw) > REPLY_CUT else "")
-            raise ParseFailure(
+            failure = ParseFailure(
                 f"scientist step {ident!r} failed: {exc}. The last reply began: {cut!r}",
                 raw=exc.raw,
                 attempts=exc.attempts,
-            ) from exc
+            )
+            if self.journal is not None:
+                self.journal.fail(ident, failure)
+            raise failure from exc
+        if self.journal is not None:
+            self.journal.accept(ident, reply.model_dump(mode="json"))
+        return self._take(ident, reply)
+
+    def _take(self, ident: str, reply: R) -> R:
         payload = reply.model_dump(mode="json", exclude={"explanation"})
         value = next(iter(payload.values())) if len(payload) == 1 else payload
         self.record(ident, value, reply.explanation)
         return reply
+
+    def _replay(self, ident: str, schema: type[R]) -> R | None:
+        """The journaled reply of step ``ident``, validated again, or ``None``."""
+        stored = self.journal.reply(ident) if self.journal is not None else None
+        if stored is None:
+            return None
+        try:
+            reply = schema.model_validate(stored)
+        except ValidationError:  # the schema changed since: ask again
+            return None
+        self.replayed += 1
+        return self._take(ident, reply)
 
 
 __all__ = ["PROMPTS", "Reply", "Scientist", "payload_fields", "render", "slug", "unique"]

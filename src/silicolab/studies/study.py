@@ -2,6 +2,12 @@
 record and the report. :func:`arun_study` is what ``silicolab study run`` and the demo call;
 :func:`run_study` is its synchronous twin for notebooks and scripts.
 
+Nothing finished is lost: the main study's ``data.csv``, ``columns.json`` and
+``record.json`` are written as soon as its conditions are fitted, before predictions and
+the follow-on start; each later stage's outcome is recorded in ``record["stages"]`` (see
+:mod:`silicolab.studies.stages`) and a failed stage makes the run ``degraded`` with the
+reason, so ``study run --resume`` redoes only that stage.
+
 >>> from silicolab.studies import load_example
 >>> from silicolab.studies.study import run_study, StudyOptions
 >>> from silicolab.runs import Run
@@ -13,13 +19,12 @@ record and the report. :func:`arun_study` is what ``silicolab study run`` and th
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from silicolab import __version__
-from silicolab.core.files import atomic_write_text
+from silicolab.core.files import atomic_write_text, dumps
 from silicolab.llm.base import run_sync
-from silicolab.runs import Run, RunHealth
+from silicolab.runs import Run, RunHealth, UnitHealth
 from silicolab.runs.meta import now, timestamp
 from silicolab.runtime import LOCAL, ExecutorChoice
 from silicolab.studies.files import write_hypothesis
@@ -31,9 +36,20 @@ from silicolab.studies.pipeline import (
     StudyOptions,
     arun_stage,
 )
+from silicolab.studies.stages import (
+    StageBook,
+    condition_problem,
+    fit_problem,
+    health_line,
+)
 
 SCHEMA_VERSION = 1
 FOLLOW_ON_PREFIX = "followon/"
+#: What a prediction stage without a scientist model says it left out.
+NO_SCIENTIST_NOTE = (
+    "no scientist model: only the mechanical leave-one-out ran; predict-y, predict-beta "
+    "and the model's leave-one-out need one (--model SPEC)"
+)
 
 
 async def arun_study(
@@ -48,66 +64,169 @@ async def arun_study(
     ``data.csv`` and its column dictionary ``columns.json`` (the report is rendered from
     the record by :mod:`silicolab.report.study_report`).
 
-    Returns the record. The run ends ``degraded`` (see :class:`RunHealth`) when a
-    condition's every model step failed; the caller turns that into a nonzero exit."""
+    ``models=None`` means no language model at all (rule-based subjects); predictions
+    then run the model-free leave-one-out only. Returns the record. The run ends
+    ``degraded`` (see :mod:`silicolab.studies.stages`) when a condition's every model step
+    failed, the main model cannot be fitted, or a later stage failed; the caller turns
+    that into a nonzero exit."""
     if not (run.path / HYPOTHESIS_FILE).exists():
         write_hypothesis(hypothesis, run.path / HYPOTHESIS_FILE)
+    book = StageBook.start(run, predict=options.predict, follow_on=options.follow_on)
     main = await arun_stage(hypothesis, options, run=run, models=models, executor=executor)
-    record = _record(hypothesis, options, models, {"main": main})
+    book.done("main")
+    record = _record(hypothesis, options, models, main)
+    main.table.to_csv(run.path / "data.csv", index=False)
+    atomic_write_text(run.path / "columns.json", dumps(record["data"]["columns"], indent=2) + "\n")
+    _save(run, record, book)  # the main study is safe from here on
     units = list(main.health().units)
-    if options.predict and models is not None and main.fit is not None:
-        from silicolab.studies.predict import apredict
-
-        predictions = await apredict(
-            hypothesis,
-            main.table,
-            main.fit.main,
-            models.scientist,
-            max_conditions=options.predict_conditions,
-            seed=options.seed,
-        )
-        record["predictions"] = predictions.to_dict()
-        units.append(predictions.health)
-    if options.follow_on and models is not None and main.fit is not None:
-        record["follow_on"] = await _follow_on(hypothesis, options, run, models, main, executor)
+    if options.predict:
+        predictions = await _predictions(hypothesis, options, models, main, book)
+        if predictions is not None:
+            record["predictions"] = predictions
+            units.append(UnitHealth.from_dict(predictions["health"]))
+        _save(run, record, book)
+    if options.follow_on:
+        follow = await _follow_on(hypothesis, options, run, models, main, book, executor)
+        if follow is not None:
+            record["follow_on"] = follow
+            units += _follow_on_health(follow)
+        _save(run, record, book)
     if models is not None:
         record["llm_ledger"] = models.ledgers()
-    health = RunHealth.of([*units, *_follow_on_health(record.get("follow_on"))])
-    record["health"] = health.to_dict()
-    main.table.to_csv(run.path / "data.csv", index=False)
-    atomic_write_text(
-        run.path / "columns.json", json.dumps(record["data"]["columns"], indent=2) + "\n"
+    health = RunHealth.of(units)
+    problems = _problems(main, record, book)
+    record["health"] = {**health.to_dict(), "degraded": bool(problems), "problems": problems}
+    _save(run, record, book)
+    run.set_status(
+        "degraded" if problems else "finished",
+        health=health.totals(),
+        health_summary=health_line(health, problems),
     )
-    run.write_record(record, schema_version=str(SCHEMA_VERSION))
-    run.finish(health)
     return record
+
+
+def _save(run: Run, record: dict[str, Any], book: StageBook) -> None:
+    record["stages"] = book.to_dict()
+    run.write_record(record, schema_version=str(SCHEMA_VERSION))
+
+
+def _problems(main: StageResult, record: dict[str, Any], book: StageBook) -> list[str]:
+    """Every reason the run is degraded, each naming where and showing a sample reply."""
+    out = [p for p in (condition_problem(main), fit_problem(main)) if p]
+    health = (record.get("predictions") or {}).get("health")
+    if health and UnitHealth.from_dict(health).all_failed:
+        unit = UnitHealth.from_dict(health)
+        out.append(
+            f"every prediction reply was unusable ({unit.failed_steps} of {unit.steps} "
+            f"steps failed); sample reply {unit.sample_reply!r}"
+        )
+    follow = record.get("follow_on") or {}
+    bad = [r for r in follow.get("runs", []) if UnitHealth.from_dict(r["health"]).all_failed]
+    if bad:
+        first = bad[0]
+        out.append(
+            f"{len(bad)} of {len(follow['runs'])} follow-on conditions unusable; first "
+            f"{first['condition_id']}: {first.get('error') or 'no usable survey answer'}; "
+            f"sample reply {first['health'].get('sample_reply', '')!r}"
+        )
+    return out + book.problems()
+
+
+def _temperature(options: StudyOptions, default: float) -> float:
+    """The scientist's temperature: the study's ``scientist_temperature`` or the step's
+    ``default`` (0 for predictions, 0.4 for the follow-on plan)."""
+    t = options.scientist_temperature
+    return default if t is None else float(t)
+
+
+async def _predictions(
+    hypothesis: Hypothesis,
+    options: StudyOptions,
+    models: StudyModels | None,
+    main: StageResult,
+    book: StageBook,
+) -> dict[str, Any] | None:
+    """The predictions stage: a kept result, or predict-y, predict-β and LOO on the rows
+    the fit used (the mechanical LOO alone without a scientist model)."""
+    kept = book.stored("predictions")
+    if kept is not None:
+        book.done("predictions", kept.get("note"))
+        return kept
+    if main.fit is None:
+        book.skipped("predictions", "the main model could not be fitted")
+        return None
+    from silicolab.studies.predict import apredict
+
+    scientist = models.scientist if models is not None else None
+    tasks = ("y", "beta", "loo") if scientist is not None else ("loo_mechanical",)
+    try:
+        result = await apredict(
+            hypothesis,
+            main.fit_table,
+            main.fit.main,
+            scientist,
+            tasks=tasks,
+            conditions=options.predict_conditions,
+            drop_capped=options.drop_capped,
+            seed=options.seed,
+            temperature=_temperature(options, 0.0),
+        )
+    except Exception as exc:  # recorded; the main study is already on disk
+        book.failed("predictions", exc)
+        return None
+    data = result.to_dict()
+    note = NO_SCIENTIST_NOTE if scientist is None else None
+    if note:
+        data["note"] = note
+    book.keep("predictions", data)
+    book.done("predictions", note)
+    return data
 
 
 async def _follow_on(
     hypothesis: Hypothesis,
     options: StudyOptions,
     run: Run,
-    models: StudyModels,
+    models: StudyModels | None,
     main: StageResult,
+    book: StageBook,
     executor: ExecutorChoice = LOCAL,
-) -> dict[str, Any]:
-    """Plan the next experiment from the main fit, run it, and compare the two fits."""
-    from silicolab.studies.follow_on import afollow_on
+) -> dict[str, Any] | None:
+    """Plan the next experiment from the main fit (or take the kept plan), run it, and
+    compare the two fits."""
+    from silicolab.studies.follow_on import FollowOnPlan, afollow_on
 
-    assert main.fit is not None
-    plan = await afollow_on(hypothesis, main.fit.main, models.scientist, seed=options.seed)
-    follow = await arun_stage(
-        plan.hypothesis,
-        options,
-        run=run,
-        models=models,
-        prefix=FOLLOW_ON_PREFIX,
-        description="follow-on conditions",
-        executor=executor,
-    )
-    out = {"plan": plan.to_dict(), **follow.to_dict()}
-    out["comparison"] = _compare(main, follow)
-    return out
+    if main.fit is None:
+        book.skipped("follow_on", "the main model could not be fitted")
+        return None
+    if models is None or models.scientist is None:
+        book.skipped("follow_on", "it needs a scientist model and language-model subjects")
+        return None
+    plan = None
+    try:
+        kept = book.stored("follow_on_plan")
+        if kept is not None:
+            plan = FollowOnPlan.from_dict(kept)
+        else:
+            plan = await afollow_on(
+                hypothesis, main.fit.main, models.scientist, seed=options.seed,
+                temperature=_temperature(options, 0.4),
+            )  # fmt: skip
+            book.keep("follow_on_plan", plan.to_dict())
+        follow = await arun_stage(
+            plan.hypothesis,
+            options,
+            run=run,
+            models=models,
+            prefix=FOLLOW_ON_PREFIX,
+            description="follow-on conditions",
+            executor=executor,
+        )
+    except Exception as exc:  # recorded; the main study is already on disk
+        book.failed("follow_on", exc)
+        return {"plan": plan.to_dict()} if plan is not None else None
+    book.done("follow_on", fit_problem(follow, "the follow-on model"))
+    return {"plan": plan.to_dict(), **follow.to_dict(), "comparison": _compare(main, follow)}
 
 
 def _compare(main: StageResult, follow: StageResult) -> dict[str, Any]:
@@ -126,9 +245,7 @@ def _compare(main: StageResult, follow: StageResult) -> dict[str, Any]:
     return {"paths": rows, "r2": r2}
 
 
-def _follow_on_health(follow: dict[str, Any] | None) -> list[Any]:
-    from silicolab.runs import UnitHealth
-
+def _follow_on_health(follow: dict[str, Any] | None) -> list[UnitHealth]:
     if not follow:
         return []
     return [UnitHealth.from_dict(r["health"]) for r in follow.get("runs", [])]
@@ -138,19 +255,26 @@ def _record(
     hypothesis: Hypothesis,
     options: StudyOptions,
     models: StudyModels | None,
-    stages: dict[str, StageResult],
+    main: StageResult,
 ) -> dict[str, Any]:
-    main = stages["main"]
     return {
         "tool_version": __version__,
         "created_at": timestamp(now()),
         "study": hypothesis.name,
         "scenario": hypothesis.scenario,
         "options": options.to_dict(),
-        "models": models.specs() if models is not None else {"subject": "rule"},
+        "models": _model_specs(options, models),
         "decisions": [d.model_dump(mode="json") for d in hypothesis.decisions],
         **main.to_dict(),
     }
+
+
+def _model_specs(options: StudyOptions, models: StudyModels | None) -> dict[str, Any]:
+    """The model of each role; rule-based subjects (and coordination) say ``rule``."""
+    if options.subjects == "rule":
+        scientist = models.specs()["scientist"] if models is not None else None
+        return {"scientist": scientist, "subject": "rule", "coordinator": "rule"}
+    return models.specs() if models is not None else {"subject": "rule"}
 
 
 def run_study(hypothesis: Hypothesis, options: StudyOptions, **kw: Any) -> dict[str, Any]:
@@ -158,4 +282,4 @@ def run_study(hypothesis: Hypothesis, options: StudyOptions, **kw: Any) -> dict[
     return run_sync(arun_study(hypothesis, options, **kw))
 
 
-__all__ = ["SCHEMA_VERSION", "arun_study", "run_study"]
+__all__ = ["NO_SCIENTIST_NOTE", "SCHEMA_VERSION", "arun_study", "run_study"]

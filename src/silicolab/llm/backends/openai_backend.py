@@ -162,6 +162,12 @@ class OpenAIChatModel(LanguageModel):
             body[self.max_tokens_param] = max_tokens
         if request.seed is not None:
             body["seed"] = request.seed
+        elif request.sample_index:
+            # the sample's identity as the server's sampling seed: two independent draws
+            # of one prompt (two conditions, two replicates) are told apart by the server
+            # too, and a server that honours seeds redraws the same sample after the cache
+            # is cleared
+            body["seed"] = request.sample_index
         if request.stop:
             body["stop"] = list(request.stop)
         schema = request.json_schema

@@ -8,11 +8,11 @@ so the page needs no other file and makes no network request.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from silicolab.core.files import dumps
 from silicolab.report.html.blocks import Page
 from silicolab.report.tables import format_cell
 
@@ -25,7 +25,7 @@ def cell(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(cell(v) for v in value)
     if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return dumps(value, ensure_ascii=False)
     if isinstance(value, float) and value != 0 and abs(value) < 0.001:
         return f"{value:.2e}"
     return format_cell(value)

@@ -8,6 +8,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from silicolab.core.files import dumps
 from silicolab.report.html.blocks import (
     Chat,
     Code,
@@ -175,7 +176,7 @@ def _nested(nested: list[tuple[str, dict[str, Any]]]) -> list[Any]:
             inner.append(Code("\n".join(map(str, game["events"]))))
         inner += _step_folds(game.get("log") or [], f"nested-{i}-step", None)
         if game.get("state"):
-            inner.append(Code(json.dumps(game["state"], indent=2, default=str)))
+            inner.append(Code(dumps(game["state"], indent=2)))
         blocks.append(
             Fold(summary=f"nested game {i} (from {parent})", blocks=inner, anchor=f"nested-{i}")
         )

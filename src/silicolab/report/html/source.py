@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from silicolab.core.files import dumps
 from silicolab.report.html.blocks import Facts, Fold, Table
 from silicolab.report.html.figures import FIGURES_DIR, FigureSet
 
@@ -84,7 +84,7 @@ def health_fold(health: dict[str, Any] | None) -> list[Any]:
 
 def pretty(value: Any) -> str:
     """A JSON value as indented text (for ``<pre>``)."""
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return dumps(value, indent=2, ensure_ascii=False)
 
 
 __all__ = ["RunSource", "dict_table", "health_fold", "pretty", "rows_table"]

@@ -213,11 +213,32 @@ def _conditions(runs: list[dict[str, Any]]) -> list[Any]:
     return [Searchable(items, placeholder="search conditions, transcripts and answers")]
 
 
+PROBLEM_COLUMNS = (("model", "model"), ("equation", "equation"), ("kind", "problem"),
+                   ("detail", "why"))  # fmt: skip
+
+
 def _fit(record: dict[str, Any]) -> list[Any]:
     est = record.get("estimation") or {}
     if not est.get("main"):
-        return [Text(f"No fit: {record.get('fit_error') or 'nothing to fit'}", muted=True)]
+        return _no_fit(record)
     return _fit_tables(est)
+
+
+def _no_fit(holder: dict[str, Any]) -> list[Any]:
+    """Why a stage has no fit: each estimability problem, or the error; no numbers."""
+    problems = holder.get("fit_problems") or []
+    if not problems:
+        return [Text(f"No fit: {holder.get('fit_error') or 'nothing to fit'}", muted=True)]
+    text = "Not estimable: the hypothesized SCM cannot be fitted to these data, so no "
+    text += "estimate, SE or p-value is reported."
+    return [Text(text), rows_table(problems, PROBLEM_COLUMNS, caption="Why")]
+
+
+def _test_facts(test: dict[str, Any]) -> Facts:
+    """A nested test's statistics, or the reason it was not run (no statistic)."""
+    if "lr" not in test:
+        return Facts([("test", test.get("name")), ("not run", test.get("skipped"))])
+    return Facts(list(test.items()))
 
 
 def _fit_tables(est: dict[str, Any]) -> list[Any]:
@@ -236,7 +257,13 @@ def _fit_tables(est: dict[str, Any]) -> list[Any]:
         rows = [{**p, "stars": stars(p.get("p"))} for p in est["interactions"]["params"]]
         blocks.append(rows_table(rows, PARAM_COLUMNS, caption="With pairwise interactions"))
     for test in est.get("tests") or []:
-        blocks.append(Facts(list(test.items())))
+        blocks.append(_test_facts(test))
+    skipped = [
+        {"model": m.get("model"), **p} for m in est.get("skipped") or [] for p in m["problems"]
+    ]
+    if skipped:
+        caption = "Models not estimable (no estimates shown) and why"
+        blocks.append(rows_table(skipped, PROBLEM_COLUMNS, caption=caption))
     if main.get("descriptives"):
         desc = main["descriptives"]
         blocks.append(rows_table(desc, [(k, k) for k in desc[0]], caption="Descriptives"))
@@ -283,8 +310,10 @@ def _follow_on(src: RunSource, follow: dict[str, Any]) -> list[Any]:
     if comparison:
         columns = [(k, k) for k in comparison[0]]
         blocks.append(rows_table(comparison, columns, caption="First experiment vs follow-on"))
-    if follow.get("estimation", {}).get("main"):
+    if (follow.get("estimation") or {}).get("main"):
         blocks += _fit_tables(follow["estimation"])
+    else:
+        blocks += _no_fit(follow)
     runs = follow.get("runs") or []
     if runs:
         blocks.append(Fold(summary=f"Follow-on conditions ({len(runs)})", blocks=_conditions(runs)))

@@ -106,9 +106,13 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
             f"{ledger['input_tokens']:,} in / {ledger['output_tokens']:,} out tokens, "
             f"${ledger['cost']:.4f}"
         )
+    for name, stage in (record.get("stages") or {}).items():
+        if stage.get("status") in ("failed", "skipped", "pending"):
+            lines.append(f"stage {name}: {stage['status']}: {stage.get('reason', 'not reached')}")
     health = record.get("health") or {}
     if health.get("degraded"):
-        lines.append(f"DEGRADED: worst condition {health.get('worst_unit')}")
+        why = "; ".join(health.get("problems") or [])
+        lines.append(f"DEGRADED: {why or 'worst condition ' + str(health.get('worst_unit'))}")
     return lines
 
 
@@ -131,14 +135,23 @@ def study_report(record: dict[str, Any]) -> str:
     predictions = record.get("predictions")
     if predictions:
         out += ["", "## Predictions", ""]
-        out += [f"- {k}: {v}" for k, v in predictions.get("mse", {}).items()]
+        out.append(
+            f"- scientist model {predictions.get('model')}, temperature "
+            f"{predictions.get('temperature')}, {predictions.get('rows')} rows"
+            + (f" ({predictions.get('dropped_capped')} capped runs dropped)"
+               if predictions.get("drop_capped") else "")
+        )  # fmt: skip
+        out += [f"- MSE {k}: {v}" for k, v in predictions.get("mse", {}).items()]
+        out += [f"- {k} skipped: {v}" for k, v in (predictions.get("skipped") or {}).items()]
+        if predictions.get("note"):
+            out.append(f"- note: {predictions['note']}")
     follow = record.get("follow_on")
     if follow:
         out += ["", "## Follow-on experiment", ""]
         out += _fit_section(follow)
     out += ["", "## Decisions", ""]
     out += [f"- **{d['step']}**: {d['value']} — {d['explanation']}" for d in record["decisions"]]
-    out += ["", "Files: `record.json` (everything), `data.csv` (one row per condition)."]
+    out += ["", "Files: `record.json` (everything), `data.csv` (one row per run)."]
     return "\n".join(out) + "\n"
 
 

@@ -82,6 +82,11 @@ def build(src: RunSource) -> Page:
         ("n", main.get("n")),
         *[(f"R² {k}", v) for k, v in (main.get("r2") or {}).items()],
         *[(f"{role} model", m) for role, m in (record.get("models") or {}).items()],
+        *[
+            (f"stage {name}", f"{stage['status']}: {stage.get('reason', 'not reached')}")
+            for name, stage in (record.get("stages") or {}).items()
+            if stage.get("status") in ("failed", "skipped", "pending")
+        ],
         *src.run_facts(),
     ]
     title = f"Study: {record.get('study') or hyp.get('name') or src.path.name}"
@@ -273,8 +278,20 @@ def _fit_tables(est: dict[str, Any]) -> list[Any]:
 def _predictions(src: RunSource, record: dict[str, Any]) -> list[Any]:
     pred = record["predictions"]
     rows = pred.get("conditions") or []
-    kinds = [k for k in ("predict_y", "loo_llm", "loo_mechanical") if any(k in r for r in rows)]
-    blocks: list[Any] = [Facts([(f"MSE {k}", v) for k, v in (pred.get("mse") or {}).items()])]
+    kinds = [
+        k for k in ("predict_y", "loo_llm", "loo_mechanical", "theory") if any(k in r for r in rows)
+    ]
+    facts = [
+        ("scientist model", pred.get("model")),
+        ("temperature", pred.get("temperature")),
+        ("rows scored", pred.get("rows")),
+        ("capped runs dropped", pred.get("dropped_capped") if pred.get("drop_capped") else 0),
+        *[(f"MSE {k}", v) for k, v in (pred.get("mse") or {}).items()],
+        *[(f"{k} skipped", v) for k, v in (pred.get("skipped") or {}).items()],
+    ]
+    if pred.get("note"):
+        facts.append(("note", pred["note"]))
+    blocks: list[Any] = [Facts(facts)]
     if rows and kinds:
         observed = [r.get("observed") for r in rows]
         fig = scatter_vs(observed, {k: [r.get(k) for r in rows] for k in kinds})

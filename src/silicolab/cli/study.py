@@ -176,7 +176,7 @@ def run_study_command(
         kind = {} if executor is None else {"executor": executor}
         record = run_sync(arun_study(hypothesis, options, run=run, models=models, **kind))
         run.write_report(study_report(record))
-    write_html_report(run)
+        write_html_report(run)
     summary = {"run_dir": str(run.path.resolve()), "status": run.status, "plan": plan.to_dict()}
     summary.update(_summary_figures(record))
     summary["notes"] = notes

@@ -226,7 +226,8 @@ class Run:
 
     def set_status(self, status: str, **extra: Any) -> None:
         """Set ``status`` (one of :data:`STATUSES`) and merge ``extra`` fields into
-        ``run.json``, rewriting it atomically with a fresh ``updated`` time."""
+        ``run.json``, rewriting it atomically with a fresh ``updated`` time; inside
+        ``with run:`` a status in :data:`FINAL_STATUSES` is written when the block ends."""
         if status not in STATUSES:
             raise InputError(f"unknown run status {status!r}; use one of {', '.join(STATUSES)}")
         self._info.update(extra)
@@ -386,4 +387,4 @@ def _scrub_strings(obj: Any, secrets: list[str]) -> Any:
     return obj
 
 
-__all__ = ["STATUSES", "Run"]
+__all__ = ["FINAL_STATUSES", "STATUSES", "Run"]

@@ -145,6 +145,29 @@ def test_context_manager_keeps_a_status_set_inside(tmp_path: Path) -> None:
     assert Run.open(run.path).status == "failed"
 
 
+@pytest.mark.parametrize("status", ["finished", "degraded"])
+def test_a_final_status_set_inside_is_the_last_write(tmp_path: Path, status: str) -> None:
+    """Completion is the last write: inside the block ``run.json`` stays ``running`` (a
+    kill there leaves a resumable run) and the block's end writes the status and fields."""
+    with Run.create(tmp_path, kind="bench") as run:
+        run.set_status(status, health_summary="ok")
+        assert run.status == status and Run.open(run.path).status == "running"
+        run.write_report("# done\n")
+    info = Run.open(run.path).info
+    assert info["status"] == status and info["health_summary"] == "ok"
+
+
+def test_an_error_after_finish_inside_the_block_is_not_finished(tmp_path: Path) -> None:
+    with pytest.raises(OSError), Run.create(tmp_path, kind="bench") as run:
+        run.finish()
+        raise OSError("disk full while writing the report")
+    assert Run.open(run.path).status == "failed"
+    with pytest.raises(KeyboardInterrupt), Run.open(run.path) as again:
+        again.finish()
+        raise KeyboardInterrupt
+    assert Run.open(run.path).status == "interrupted"
+
+
 def test_context_manager_marks_interrupted_on_ctrl_c(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt), Run.create(tmp_path, kind="bench") as run:
         raise KeyboardInterrupt

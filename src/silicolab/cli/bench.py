@@ -130,7 +130,7 @@ def run_bench(
         run.write_record(record)
         run.write_report(view.markdown(table))
         status = run.finish(health)
-    write_html_report(run)
+        write_html_report(run)
     emit(
         {"run_dir": str(run.path), "status": status, "rows": rows},
         json_out=json_out,

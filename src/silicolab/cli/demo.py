@@ -71,7 +71,7 @@ def run_demo(
         record = {**study, "tour": tour}
         run.write_record(record)
         run.write_report(demo_report(record, tour_report(**tour)))
-    write_html_report(run)
+        write_html_report(run)
     out = _summary(run, record)
     if json_out:
         typer.echo(dumps(out))

@@ -117,7 +117,7 @@ def run_discover(
         run.write_record(record)
         run.write_report(_report(ds, result, record["scores"], health))
         status = run.finish(health)
-    write_html_report(run)
+        write_html_report(run)
     out = {
         "run_dir": str(run.path),
         "status": status,

@@ -83,13 +83,14 @@ def emit(
 
 
 def write_html_report(run: Any) -> None:
-    """Write the run's ``report.html`` (and its figures) once the run has ended; every
-    command that writes a run directory calls this. Drawing the page can never fail or
-    lose the run: a problem is one warning line on stderr (``silicolab view RUN_DIR``
-    retries)."""
+    """Write the run's ``report.html`` (and its figures) as the last output of its
+    ``with run:`` block, before the run's final status reaches ``run.json`` (the page
+    shows the status the run holds in memory); every command that writes a run
+    directory calls this. Drawing the page can never fail or lose the run: a problem is
+    one warning line on stderr (``silicolab view RUN_DIR`` retries)."""
     from silicolab.report.html import write_report_safely
 
-    if write_report_safely(run.path) is None:
+    if write_report_safely(run.path, info=run.info) is None:
         typer.echo(
             f"warning: report.html of {run.path} was not written "
             f"(run 'silicolab view {run.path}' to retry)",

@@ -135,7 +135,7 @@ def run_sim(
         run.write_report(_report(name, run.path, job.model_spec, summary, health))
         _write_transcript(run.path, name, summary["log"])
         status = run.finish(health)
-    write_html_report(run)
+        write_html_report(run)
     out = {
         "run_dir": str(run.path),
         "status": status,

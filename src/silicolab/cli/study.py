@@ -144,7 +144,7 @@ def run_study_command(
     from silicolab.report.study_report import study_report
     from silicolab.runs import DEGRADED_EXIT, open_run
     from silicolab.studies.applicable import check_applicable
-    from silicolab.studies.files import read_hypothesis
+    from silicolab.studies.files import read_hypothesis, same_study
     from silicolab.studies.pipeline import HYPOTHESIS_FILE, StudyOptions
     from silicolab.studies.study import arun_study
 
@@ -152,6 +152,8 @@ def run_study_command(
     if resume:
         run, used = open_run(root, "study", settings=settings, explicit=explicit, resume=True)
         hypothesis = read_hypothesis(run.path / HYPOTHESIS_FILE)
+        if example is not None or hypothesis_file is not None:  # the same command + --resume
+            same_study(run.path, hypothesis, load_study_hypothesis(example, hypothesis_file))
     else:
         hypothesis = load_study_hypothesis(example, hypothesis_file)
         used, run = settings, None
@@ -176,7 +178,7 @@ def run_study_command(
         kind = {} if executor is None else {"executor": executor}
         record = run_sync(arun_study(hypothesis, options, run=run, models=models, **kind))
         run.write_report(study_report(record))
-    write_html_report(run)
+        write_html_report(run)
     summary = {"run_dir": str(run.path.resolve()), "status": run.status, "plan": plan.to_dict()}
     summary.update(_summary_figures(record))
     summary["notes"] = notes

@@ -20,7 +20,6 @@ from silicolab.cli.common import (
     ResumeOpt,
     RunsDirOpt,
 )
-from silicolab.core.errors import InputError
 
 study_app = typer.Typer(
     help=(
@@ -270,8 +269,6 @@ def run(
     from silicolab.runtime.choice import ExecutorChoice
 
     settings, explicit = study_settings(ctx.params, explicit_options(ctx))
-    if resume and (example is not None or hypothesis is not None):
-        raise InputError("--resume continues the stored study; drop the study name/--hypothesis")
     run_study_command(
         example=example, hypothesis_file=hypothesis, settings=settings, explicit=explicit,
         resume=resume, yes=yes, max_cost=max_cost, model=model, base_url=base_url,

@@ -45,6 +45,8 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 #: The values ``run.json``'s ``status`` may take.
 STATUSES = ("running", "finished", "degraded", "failed", "interrupted")
+#: The statuses that say the work is done; inside ``with run:`` they wait for its end.
+FINAL_STATUSES = ("finished", "degraded")
 
 
 class Run:
@@ -54,12 +56,18 @@ class Run:
     Used as a context manager it records how the work ended: ``finished`` on a normal exit
     (unless the block set another status), ``interrupted`` on Ctrl-C or cancellation,
     ``failed`` with the error message on any other exception (which still propagates).
+    Completion is the last write: a ``finished`` or ``degraded`` status set inside the
+    block (:meth:`finish`, :meth:`set_status`) is held in memory and written to
+    ``run.json`` only when the block ends normally, so every output the block writes
+    (record, reports, figures) exists before the run says it is done; a kill before that
+    leaves the run ``running`` (or ``interrupted``) for ``--resume`` to complete.
     """
 
     def __init__(self, path: Path, info: dict[str, Any]):
         self._path = path
         self._info = info
         self._tail_checked = False
+        self._inside = False  # within ``with run:``: a final status waits for __exit__
 
     # -- creating and finding runs -------------------------------------------------------
 
@@ -218,17 +226,20 @@ class Run:
 
     def set_status(self, status: str, **extra: Any) -> None:
         """Set ``status`` (one of :data:`STATUSES`) and merge ``extra`` fields into
-        ``run.json``, rewriting it atomically with a fresh ``updated`` time."""
+        ``run.json``, rewriting it atomically with a fresh ``updated`` time; inside
+        ``with run:`` a status in :data:`FINAL_STATUSES` is written when the block ends."""
         if status not in STATUSES:
             raise InputError(f"unknown run status {status!r}; use one of {', '.join(STATUSES)}")
         self._info.update(extra)
         self._info["status"] = status
         self._info["updated"] = meta.timestamp(meta.now())
-        self._write_info()
+        if not (self._inside and status in FINAL_STATUSES):
+            self._write_info()
 
     def finish(self, health: RunHealth | None = None) -> str:
         """End the run ``finished``, or ``degraded`` when ``health`` says the model kept
-        failing; the health summary is stored in ``run.json``. Returns the status."""
+        failing; the health summary is stored in ``run.json``. Returns the status. Inside
+        ``with run:`` the status reaches ``run.json`` only when the block ends normally."""
         if health is None:
             self.set_status("finished")
         else:
@@ -240,6 +251,7 @@ class Run:
         if self.status != "running":  # resuming a run that ended before
             self._info.pop("error", None)
             self.set_status("running", resumed=meta.timestamp(meta.now()))
+        self._inside = True
         return self
 
     def __exit__(
@@ -248,9 +260,12 @@ class Run:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._inside = False
         if exc_type is None:
             if self.status == "running":
-                self.set_status("finished")
+                self._info["status"] = "finished"
+            self._info["updated"] = meta.timestamp(meta.now())
+            self._write_info()  # the last write: every output of the block exists
         elif issubclass(exc_type, KeyboardInterrupt | asyncio.CancelledError):
             self.set_status("interrupted", resume_hint="rerun the same command with --resume")
         else:
@@ -372,4 +387,4 @@ def _scrub_strings(obj: Any, secrets: list[str]) -> Any:
     return obj
 
 
-__all__ = ["STATUSES", "Run"]
+__all__ = ["FINAL_STATUSES", "STATUSES", "Run"]

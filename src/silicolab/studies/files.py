@@ -121,4 +121,16 @@ def _line_of(root: Any, loc: list[Any]) -> int | None:
     return line
 
 
-__all__ = ["hypothesis_from_data", "read_hypothesis", "write_hypothesis"]
+def same_study(run_dir: Path, stored: Hypothesis, typed: Hypothesis) -> None:
+    """Refuse ``study run NAME --resume`` when NAME (or ``--hypothesis FILE``) is not the
+    study stored in ``run_dir``; the same study is resumed (the interrupted command with
+    ``--resume`` added works)."""
+    if typed.to_dict() != stored.to_dict():
+        raise InputError(
+            f"--resume continues {run_dir}, a study of {stored.name!r}, but you named "
+            f"{typed.name!r}; drop the study name to resume it, or start a new run without "
+            "--resume"
+        )
+
+
+__all__ = ["hypothesis_from_data", "read_hypothesis", "same_study", "write_hypothesis"]

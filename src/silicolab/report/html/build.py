@@ -30,9 +30,12 @@ REPORT_HTML = "report.html"
 _FIGURES_START = "<!-- silicolab figures -->"
 
 
-def build_page(path: str | Path, *, save_figures: bool = True) -> Page:
-    """The :class:`Page` of the run directory ``path`` (figures saved when asked)."""
-    src = RunSource.load(Path(path), save_figures=save_figures)
+def build_page(
+    path: str | Path, *, save_figures: bool = True, info: dict[str, Any] | None = None
+) -> Page:
+    """The :class:`Page` of the run directory ``path`` (figures saved when asked;
+    ``info``, when given, in place of its ``run.json``)."""
+    src = RunSource.load(Path(path), save_figures=save_figures, info=info)
     module = BUILDERS.get(src.kind)
     if module is None:
         return generic_page(src)
@@ -47,15 +50,19 @@ def build_report(path: str | Path, *, save_figures: bool = False) -> str:
     return render_page(page, run_name=Path(path).name)
 
 
-def write_report(path: str | Path, *, out: str | Path | None = None) -> Path:
+def write_report(
+    path: str | Path, *, out: str | Path | None = None, info: dict[str, Any] | None = None
+) -> Path:
     """Write ``report.html`` into the run directory (or to ``out``), save its figures under
     ``figures/`` and list them at the end of ``report.md``; returns the HTML path.
-    Known secret values are scrubbed from both files, as everything a run writes."""
+    Known secret values are scrubbed from both files, as everything a run writes.
+    ``info`` (the writing run's :attr:`~silicolab.runs.Run.info`) replaces ``run.json``,
+    whose final status is written only after the report."""
     from silicolab.core.files import atomic_write_text
     from silicolab.runs import Run
 
     run_dir = Path(path)
-    page = build_page(run_dir, save_figures=True)
+    page = build_page(run_dir, save_figures=True, info=info)
     prefix = "" if out is None else _prefix(run_dir, Path(out))
     html = render_page(page, run_name=run_dir.resolve().name, link_prefix=prefix)
     run = Run.open(run_dir)
@@ -83,11 +90,11 @@ def _prefix(run_dir: Path, out: Path) -> str:
     return "" if relative == "." else Path(relative).as_posix() + "/"
 
 
-def write_report_safely(path: str | Path) -> Path | None:
+def write_report_safely(path: str | Path, *, info: dict[str, Any] | None = None) -> Path | None:
     """:func:`write_report`, logging a warning instead of raising: a run never fails or is
     lost because its page could not be drawn. Returns the path, or ``None`` on failure."""
     try:
-        return write_report(path)
+        return write_report(path, info=info)
     except Exception as exc:  # any rendering problem must spare the run
         log.warning("report.html of %s was not written: %s: %s", path, type(exc).__name__, exc)
         return None

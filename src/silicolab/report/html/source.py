@@ -24,14 +24,17 @@ class RunSource:
     figures: FigureSet
 
     @classmethod
-    def load(cls, path: Path, *, save_figures: bool = True) -> RunSource:
-        """Read ``path`` (a run directory: :meth:`silicolab.runs.Run.open` checks it)."""
+    def load(
+        cls, path: Path, *, save_figures: bool = True, info: dict[str, Any] | None = None
+    ) -> RunSource:
+        """Read ``path`` (a run directory: :meth:`silicolab.runs.Run.open` checks it);
+        ``info`` replaces its ``run.json`` (the writer's status, not yet on disk)."""
         from silicolab.runs import Run
 
         run = Run.open(path)
         record = run.read_record() or {}
         folder = run.path / FIGURES_DIR if save_figures else None
-        return cls(run.path, run.info, record, run.events(), FigureSet(folder))
+        return cls(run.path, info or run.info, record, run.events(), FigureSet(folder))
 
     @property
     def kind(self) -> str:

@@ -20,10 +20,9 @@ from tests.support.cli import cli_env
 HOLDER = """
 import sys, time
 from silicolab.runs import Run
-run = Run.open(sys.argv[1])
-run.set_status("running")          # the first write takes the writer lock
-print("held", flush=True)
-time.sleep(600)
+with Run.open(sys.argv[1]):        # working in the run holds its writer lock
+    print("held", flush=True)
+    time.sleep(600)
 """
 
 
@@ -108,3 +107,16 @@ def test_two_concurrent_resumes_write_every_unit_once(tmp_path: Path) -> None:
     assert "being written" in refused or "finished" in refused, refused
     units = Counter(e["unit"] for e in only_run(runs).events() if e["status"] == "ok")
     assert len(units) == 343 and set(units.values()) == {1}
+
+
+def test_a_finished_run_s_report_can_be_rebuilt_while_its_maker_lives(tmp_path: Path) -> None:
+    # a notebook kernel that ran a study keeps living; `silicolab view` in a terminal must
+    # still rebuild the run's page: the lock is held only while the run is worked on
+    with Run.create(tmp_path, kind="bench") as run:
+        run.write_record({"rows": []})
+        run.write_report("# done\n")
+    assert not lock.held(run.path)
+    viewed = cli(["view", str(run.path)], tmp_path)
+    assert viewed.returncode == 0, viewed.stderr
+    run.write_report("# again\n")  # a write outside the block takes the lock only for itself
+    assert not lock.held(run.path)

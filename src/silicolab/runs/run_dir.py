@@ -248,6 +248,7 @@ class Run:
         return self.status
 
     def __enter__(self) -> Self:
+        lock.acquire(self._path)  # held until the block ends: one writer per run
         if self.status != "running":  # resuming a run that ended before
             self._info.pop("error", None)
             self.set_status("running", resumed=meta.timestamp(meta.now()))
@@ -270,6 +271,7 @@ class Run:
             self.set_status("interrupted", resume_hint="rerun the same command with --resume")
         else:
             self.set_status("failed", error=f"{exc_type.__name__}: {exc}")
+        lock.release(self._path)  # the run is left as it ended; another process may resume
 
     # -- events ---------------------------------------------------------------------------
 
@@ -282,7 +284,10 @@ class Run:
         ``data`` is stored as JSON (non-JSON values become strings), so what a resume reads
         back is the JSON form of what was written.
         """
-        lock.acquire(self._path)
+        with lock.writing(self._path):
+            self._append(unit, data, status)
+
+    def _append(self, unit: str, data: dict[str, Any] | None, status: str) -> None:
         self._repair_tail()
         event = {
             "unit": unit,
@@ -341,11 +346,11 @@ class Run:
     def write_report(self, markdown: str, *, html: str | None = None) -> Path:
         """Write ``report.md`` (and ``report.html`` when given) atomically; returns the
         markdown path."""
-        lock.acquire(self._path)
         secrets = self._secret_patterns()
-        if html is not None:
-            atomic_write_text(self._path / REPORT_HTML, scrub_text(html, secrets))
-        return atomic_write_text(self._path / REPORT_MD, scrub_text(markdown, secrets))
+        with lock.writing(self._path):
+            if html is not None:
+                atomic_write_text(self._path / REPORT_HTML, scrub_text(html, secrets))
+            return atomic_write_text(self._path / REPORT_MD, scrub_text(markdown, secrets))
 
     # -- secret-safe writing --------------------------------------------------------------
 
@@ -353,9 +358,9 @@ class Run:
         self._write_json(self._path / RUN_FILE, self._info)
 
     def _write_json(self, path: Path, obj: Any) -> Path:
-        lock.acquire(self._path)
         text = dumps(obj, indent=2, ensure_ascii=False)
-        return atomic_write_text(path, scrub_text(text, self._secret_patterns()) + "\n")
+        with lock.writing(self._path):
+            return atomic_write_text(path, scrub_text(text, self._secret_patterns()) + "\n")
 
     def _secret_patterns(self) -> list[str]:
         """Secret values as they appear raw and inside JSON strings (quotes, backslashes

@@ -84,7 +84,7 @@ def run_demo(
         )
         typer.echo(
             "with a real model on this machine (SmolLM2-135M, llama.cpp; docs/real_model.md): "
-            "silicolab study run mug --conditions 4 --model local -y"
+            "silicolab study run mug --conditions 16 --model local -y"
         )
     return out
 

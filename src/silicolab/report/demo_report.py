@@ -25,7 +25,13 @@ TRUTH_COLUMNS = (
 
 
 def _with_truth(rows: list[dict[str, Any]], truth: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{**r, "truth": truth["effects"].get(r["rhs"])} for r in rows]
+    """The path rows with the true effect, shown to three significant digits (the table's
+    three decimals would print the truths 0.0185 and -0.0175 alike)."""
+    out = []
+    for r in rows:
+        value = truth["effects"].get(r["rhs"])
+        out.append({**r, "truth": f"{value:.3g}" if isinstance(value, float) else value})
+    return out
 
 
 def _title(record: dict[str, Any], truth: dict[str, Any]) -> str:

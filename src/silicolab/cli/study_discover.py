@@ -140,8 +140,6 @@ def discovery_frame(
 
 
 def _check_frame(hypothesis: Any, frame: Any, groups: dict[str, list[str]], total: int) -> None:
-    import numpy as np
-
     needed = max(MIN_ROWS, frame.shape[1] + 3)
     if len(frame) < needed:
         raise InputError(
@@ -149,10 +147,10 @@ def _check_frame(hypothesis: Any, frame: Any, groups: dict[str, list[str]], tota
             f"causal discovery needs at least {needed}: run the study with more conditions "
             "(--conditions N) or check the survey answers (NA counts in the record)"
         )
+    from silicolab.scm.estimability import is_constant
+
     values = frame.to_numpy(dtype=float)
-    spread = values.std(axis=0)
-    scale = np.maximum(1.0, np.abs(values.mean(axis=0)))
-    constant = [c for c, s, m in zip(frame.columns, spread, scale, strict=True) if s <= 1e-9 * m]
+    constant = [c for j, c in enumerate(frame.columns) if is_constant(values[:, j])]
     if constant:
         owner = {c: name for name, cols in groups.items() for c in cols}
         shown = ", ".join(f"{c} ({frame[c].iloc[0]:g} in every row)" for c in constant)

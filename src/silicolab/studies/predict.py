@@ -59,7 +59,7 @@ from silicolab.studies.predict_schemas import (
     treatment_texts,
 )
 from silicolab.studies.scientist_steps import Scientist
-from silicolab.studies.theory import mse, theory_name, theory_scores, theory_values
+from silicolab.studies.theory import mse, theory_scores, theory_values
 
 SCHEMA_VERSION = 2
 TASKS = ("y", "beta", "loo", "loo_mechanical")
@@ -224,7 +224,7 @@ async def apredict(
         sample=sample,
         drop_capped=drop_capped,
         dropped_capped=dropped,
-        theory=theory_name(hypothesis),
+        theory=hypothesis.theory,
         skipped=skipped,
     )
 
@@ -260,7 +260,7 @@ def _observed(
     if hypothesis.outcome.type == "nominal":
         reason = NOMINAL.format(name=outcome)
         skipped = {t: reason for t in ("y", "loo", "loo_mechanical") if t in tasks}
-        return table, skipped | ({"theory": reason} if theory_name(hypothesis) else {})
+        return table, skipped | ({"theory": reason} if hypothesis.theory else {})
     theory = theory_values(hypothesis, rows)
     if theory is not None:
         table["theory"] = theory

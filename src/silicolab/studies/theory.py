@@ -44,16 +44,11 @@ def mse(observed: pd.Series, predicted: pd.Series) -> float | None:
     return float(np.mean((both.iloc[:, 0] - both.iloc[:, 1]) ** 2))
 
 
-def theory_name(hypothesis: Hypothesis) -> str | None:
-    """The derived variable the hypothesis declares as its theory, if any."""
-    return hypothesis.theory
-
-
 def theory_values(hypothesis: Hypothesis, rows: pd.DataFrame) -> pd.Series | None:
     """Theory's prediction of the outcome for each of ``rows`` (same index), or ``None``
     when the hypothesis declares no theory. A nominal outcome has no numeric theory
     prediction to compare: asking for one is an :class:`InputError` (callers skip it)."""
-    if theory_name(hypothesis) is None:
+    if hypothesis.theory is None:
         return None
     if hypothesis.outcome.type == "nominal":
         raise InputError(
@@ -88,4 +83,4 @@ def theory_scores(table: pd.DataFrame, chosen: Sequence[str]) -> dict[str, float
     return out
 
 
-__all__ = ["AGAINST_THEORY", "mse", "theory_name", "theory_scores", "theory_values"]
+__all__ = ["AGAINST_THEORY", "mse", "theory_scores", "theory_values"]

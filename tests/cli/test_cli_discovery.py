@@ -149,3 +149,29 @@ def test_discover_llm_method_through_an_openai_compatible_server(llm_server_fact
     assert bench.returncode == 0, bench.stderr
     rows = {r["method"]: r for r in strict_json(bench.stdout)["rows"]}
     assert rows["mac_single_agent"]["shd"] == 0 and rows["mac_single_agent"]["tokens"] > 0
+
+
+def test_a_failed_coding_agent_is_reported_as_its_fallback_and_degraded(tmp_path: Path) -> None:
+    """The scripted model writes no code: every attempt fails and GES runs instead."""
+    coding = ["--model", "scripted", "--json"]
+    bench = run(
+        ["bench", "discovery", "--methods", "mac_debate_coding", "--datasets", "auto_mpg", *coding],
+        tmp_path,
+    )
+    assert bench.returncode == 3, bench.stderr
+    assert bench.stderr.startswith("DEGRADED: 1 of 1 units")
+    out = strict_json(bench.stdout)
+    (row,) = out["rows"]
+    assert out["status"] == "degraded"
+    assert row["shd"] is None and row["f1"] is None and "FAILED" in row["error"]
+    assert (row["fallback"], row["fallback_shd"]) == ("ges", 4)
+    assert "FAILED" in row["null_reasons"]["shd"]
+    found = run(
+        ["discover", "--dataset", "auto_mpg", "--method", "mac_debate_coding", *coding], tmp_path
+    )
+    assert found.returncode == 3, found.stderr
+    assert "DEGRADED" in found.stderr and "coding executor" in found.stderr
+    summary = strict_json(found.stdout)
+    assert summary["status"] == "degraded" and summary["scores"] is None
+    assert summary["fallback"]["algorithm"] == "ges" and summary["fallback"]["scores"]["shd"] == 4
+    assert summary["health"]["degraded"] is True

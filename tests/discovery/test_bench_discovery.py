@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
+from tests.discovery.mac_fakes import NAME_ERROR, PC_GOOD, Oracle
 
 from silicolab.bench.discovery import (
     PUBLISHED,
@@ -14,8 +16,9 @@ from silicolab.bench.discovery import (
     run_discovery_bench,
 )
 from silicolab.core.errors import InputError
-from silicolab.discovery import registry
+from silicolab.discovery import load, registry
 from silicolab.discovery.result import DiscoveryResult
+from silicolab.llm import load_model
 from silicolab.runs import Run
 from silicolab.scm.graph import CausalGraph
 
@@ -125,3 +128,32 @@ def test_process_pool_gives_the_same_rows():
     pooled = run_discovery_bench(["pc", "ges"], ["dwd_climate"], jobs=2)
     cols = ["method", "dataset", "shd", "nhd", "match"]
     assert pooled[cols].equals(serial[cols])
+
+
+def _coding_bench(executor: str) -> pd.DataFrame:
+    """Debate-Coding on Auto MPG with scripted agents whose executor replies ``executor``."""
+    oracle = Oracle(load("auto_mpg").truth.edges, executor=(executor,))
+    params = {"mac_debate_coding": {"max_repairs": 0, "algorithms": ("pc",)}}
+    model = load_model("scripted", fn=oracle.scripted)
+    return run_discovery_bench(
+        ["mac_debate_coding"], ["auto_mpg"], model=model, method_params=params
+    )
+
+
+def test_a_coding_agent_whose_code_fails_is_not_scored_as_the_method():
+    table = _coding_bench(NAME_ERROR)
+    row = table.iloc[0]
+    assert row.shd is None and math.isnan(row.nhd_truncated) and math.isnan(row.f1)
+    assert (row.fallback, row.fallback_shd, row.fallback_nhd_truncated) == ("pc", 8, 0.48)
+    assert row.error.startswith("FAILED") and "fallback pc" in row.error
+    health = table.attrs["health"]
+    assert health.degraded and health.totals()["invalid_actions"] == 1
+    assert "DEGRADED" in health.summary_line()
+
+
+def test_a_coding_agent_whose_code_runs_is_scored_as_the_method():
+    table = _coding_bench(PC_GOOD)
+    row = table.iloc[0]
+    assert (row.shd, row.nhd_truncated, row.error) == (8, 0.48, "")
+    assert "fallback" not in table.columns
+    assert not table.attrs["health"].degraded

@@ -198,3 +198,44 @@ def test_knowledge_code_is_valid_python_in_each_encoding() -> None:
     assert scope["prior_knowledge"][1, 0] == 1 and scope["prior_knowledge"][0, 2] == 0
     exec(knowledge_code("pc", knowledge, cols), scope)
     assert scope["required"] == [["x", "y"]] and scope["forbidden"] == [["z", "x"]]
+
+
+CHEAT = """I will read the answer key.
+```python
+import json
+import pandas as pd
+edges = []
+try:
+    from silicolab.discovery.datasets import load
+    edges = [list(e) for e in load("auto_mpg").truth.edges]
+except Exception as err:
+    print("import failed:", err)
+try:
+    edges = pd.read_csv(TRUTH).values.tolist()
+except Exception as err:
+    print("read failed:", err)
+nodes = list(pd.read_csv("data.csv").columns)
+matrix = [[int([a, b] in edges) for b in nodes] for a in nodes]
+with open("result.json", "w") as fh:
+    json.dump({"nodes": nodes, "matrix": matrix, "convention": "cause_row"}, fh)
+```"""
+
+
+def test_a_program_that_reads_the_truth_is_a_failed_attempt(auto, pc_graph) -> None:
+    """Issue 25: the executor's program cannot load the ground truth (import or file);
+    catching the refusals and writing a graph anyway still fails the attempt."""
+    from silicolab.discovery import datasets as module
+
+    truth_file = module.__file__.replace("datasets.py", "data/auto_mpg_gt_edges.csv")
+    cheat = CHEAT.replace("TRUTH", repr(truth_file))
+    oracle = Oracle(auto.truth.edges, executor=(cheat,))
+    model = load_model("scripted", fn=oracle.scripted)
+    result = debate_coding(auto.data, model=model, max_repairs=0)
+    (attempt,) = result.raw["execution"]["attempts"]
+    assert attempt["sandbox"]["ok"] is False and attempt["sandbox"]["violation"] == "read"
+    stdout = attempt["sandbox"]["stdout"]
+    assert "import failed: [sandbox] importing silicolab is not allowed" in stdout
+    assert "read failed: [sandbox] reading files outside" in stdout
+    assert "reading files outside the working directory" in attempt["problem"]
+    assert result.params["fallback"] is True and result.graph == pc_graph
+    assert result.graph != auto.truth

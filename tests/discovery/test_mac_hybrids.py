@@ -15,6 +15,7 @@ from tests.discovery.mac_fakes import NAME_ERROR, PC_GOOD, PC_WITH_KNOWLEDGE, Or
 
 from silicolab.discovery import statistical
 from silicolab.discovery.datasets import load
+from silicolab.discovery.health import discovery_health
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac import (
     adebating_then_coding,
@@ -22,6 +23,7 @@ from silicolab.discovery.mac import (
     debating_then_coding,
     verdicts_to_knowledge,
 )
+from silicolab.discovery.mac.coding import fallback_of
 from silicolab.llm import load_model
 
 KEY_ENV = "SILICOLAB_TEST_MAC_KEY"
@@ -57,7 +59,20 @@ def test_coding_then_debating_puts_the_coding_graph_into_each_question(auto) -> 
     assert set(result.usage["by_module"]) == {"coding", "meta"}
     assert result.usage["total"]["calls"] == 4 + 15
     assert result.params["coding"]["algorithm"] == "pc"
+    assert fallback_of(result) is None and not discovery_health(result.raw).degraded
     json.dumps(result.raw), json.dumps(result.to_dict())
+
+
+def test_coding_then_debating_with_failed_code_is_degraded_but_keeps_its_debate_graph(
+    auto,
+) -> None:
+    oracle = Oracle(auto.truth.edges, executor=(NAME_ERROR,))
+    model = load_model("scripted", fn=oracle.scripted)
+    result = coding_then_debating(auto.data, model=model, max_repairs=0, algorithms=("pc",))
+    assert fallback_of(result) == ("pc", False)  # the evidence was PC's, the graph the debate's
+    assert result.graph == auto.truth
+    health = discovery_health(result.raw)
+    assert health.degraded and "coding executor" in health.summary_line()
 
 
 def _executor_with_constraints(messages) -> str:
@@ -117,6 +132,8 @@ async def test_debating_then_coding_over_http_falls_back_with_knowledge(
         await model.aclose()
     assert result.params["coding"]["fallback"] is True
     assert any("FALLBACK" in note for note in result.notes)
+    assert fallback_of(result) == ("pc", True)  # the graph is the fallback's
+    assert discovery_health(result.raw).degraded
     assert result.graph == auto.truth  # the fallback PC used the debate's knowledge
     assert server.stats.faults_by_kind == {"500": 1}
     assert result.usage["total"]["retries"] == 1

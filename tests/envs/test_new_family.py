@@ -4,14 +4,16 @@ family (tests/envs/coin_family.py) runs through run_episode, the bench and the C
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from tests.support.cli import strict_json
 from typer.testing import CliRunner
 
 from silicolab.bench.episodes import run_episodes_bench
-from silicolab.envs import Env, make, register
-from silicolab.scientists import make_scientist, run_episode
+from silicolab.envs import Env, check_env, make, register
+from silicolab.scientists import check_family, make_scientist, run_episode
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -22,6 +24,19 @@ def coin_registered() -> None:
         scientists="tests.envs.coin_family:FAMILY",
         title="Coin",
     )
+
+
+def _flip(lab: Any, rng: np.random.Generator) -> None:
+    lab.flip(int(rng.integers(1, 4)))
+
+
+def _flip_text(lab: Any, text: str) -> None:
+    lab.flip(len(text) * 100)  # far beyond the budget
+
+
+def test_the_toy_keeps_the_env_and_family_contracts() -> None:
+    check_env(make("coin", seed=4), act=_flip, refuse=_flip_text)
+    check_family("coin")
 
 
 def test_the_toy_is_an_env_and_plays_an_episode() -> None:

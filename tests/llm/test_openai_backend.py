@@ -220,3 +220,30 @@ def test_missing_key_unknown_spec_and_loopback_without_key(monkeypatch) -> None:
     )
     assert local.spec == "openai:x"
     assert load_model("ollama:llama3.1:8b").name == "llama3.1:8b"
+
+
+def test_top_p_reaches_both_backends_and_only_when_asked(llm_server, transport, monkeypatch):
+    model = make(llm_server, transport=transport)
+    model.generate("nucleus please", temperature=0.1, top_p=0.95, max_tokens=30)
+    assert llm_server.stats.requests_log[-1]["top_p"] == 0.95
+    model.generate("no nucleus")
+    assert "top_p" not in llm_server.stats.requests_log[-1]
+    monkeypatch.setenv("SILICOLAB_TEST_ANTHROPIC_KEY", KEY)
+    claude = load_model(
+        "anthropic:claude-test",
+        base_url=llm_server.root_url,
+        api_key_env="SILICOLAB_TEST_ANTHROPIC_KEY",
+        timeout_s=2.0,
+    )
+    claude.generate("nucleus please", top_p=0.5, max_tokens=20)
+    assert llm_server.stats.requests_log[-1]["top_p"] == 0.5
+
+
+def test_top_p_is_checked_and_keeps_old_cache_keys() -> None:
+    from silicolab.core.errors import InputError
+    from silicolab.llm.base import make_request
+
+    assert "top_p" not in make_request("x").params()  # keys of calls without top_p unchanged
+    assert make_request("x", top_p=0.95).params()["top_p"] == 0.95
+    with pytest.raises(InputError, match="top_p=0"):
+        make_request("x", top_p=0)

@@ -133,12 +133,11 @@ def test_sync_calls_close_their_connections() -> None:
     assert after <= before
 
 
-async def test_sync_call_inside_a_running_loop_names_the_async_twin() -> None:
-    from silicolab.core.errors import InputError
+async def test_sync_call_inside_a_running_loop_runs_on_a_worker_thread() -> None:
+    """Inside a running loop (a Jupyter cell) the old import path still runs the call."""
     from silicolab.llm.base import run_sync
 
-    async def noop() -> None:
-        return None
+    async def answer() -> int:
+        return 42
 
-    with pytest.raises(InputError, match=r"await arun_thing\(\.\.\.\)"):
-        run_sync(noop(), twin="arun_thing")
+    assert run_sync(answer(), twin="aanswer") == 42

@@ -97,8 +97,19 @@ def test_cache_is_safe_for_concurrent_processes(tmp_path: Path) -> None:
     assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-def test_corrupt_cache_file_is_a_clear_config_error(tmp_path: Path) -> None:
+def test_a_file_that_is_not_sqlite_is_moved_aside_and_the_cache_rebuilt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"this is not a database" * 100)
+    assert SQLiteCache(bad).stats()["entries"] == 0
+    (aside,) = tmp_path.glob("bad.sqlite.damaged-*")
+    assert aside.read_bytes() == b"this is not a database" * 100
+    assert f"moved it to {aside}" in capsys.readouterr().err
+
+
+def test_a_cache_path_sqlite_cannot_open_is_a_clear_config_error(tmp_path: Path) -> None:
+    (tmp_path / "a_folder.sqlite").mkdir()
     with pytest.raises(ConfigError, match="not a usable SQLite database"):
-        SQLiteCache(bad)
+        SQLiteCache(tmp_path / "a_folder.sqlite")
+    assert not list(tmp_path.glob("*.damaged-*"))  # not damage: nothing is moved

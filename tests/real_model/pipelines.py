@@ -169,9 +169,12 @@ async def boxinggym(model: Any, *, env_id: str = "boxinggym/dugongs") -> Measure
     scores = list(record.get("scores") or [])
     novice = record.get("novice") or {}
     answers = [*scores, novice] if novice else scores
-    measure.steps = episode.health.steps + sum(len(s.get("predictions") or []) for s in answers)
-    measure.parse_failures = episode.health.parse_failures + sum(
-        int(s.get("n_missing", 0)) for s in answers
+    # health counts each evaluation as one step; the measure counts its answers instead
+    answered = sum(len(s.get("predictions") or []) for s in answers)
+    measure.steps = episode.health.steps - len(answers) + answered
+    degraded = sum(bool(s.get("degraded")) for s in answers)  # counted per answer below
+    measure.parse_failures = (
+        episode.health.parse_failures - degraded + sum(int(s.get("n_missing", 0)) for s in answers)
     )
     measure.repairs = sum(int(s.get("format_retries", 0)) for s in answers)
     measure.score_name = "std. error (novice)"

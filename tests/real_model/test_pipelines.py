@@ -43,7 +43,11 @@ def test_mac_on_auto_mpg(method: str, cli_env: dict[str, str], tmp_path: Path) -
     edges = out["edges"]
     nodes = {n for kind in ("directed", "undirected", "bidirected") for e in edges[kind] for n in e}
     assert nodes <= AUTO_MPG
-    assert isinstance(out["scores"]["shd"], int) and out["scores"]["shd"] >= 0
+    scores, fallback = out["scores"], out["fallback"]
+    if fallback and fallback["graph_is_fallback"]:  # every coding attempt failed
+        assert scores is None and code == 3 and out["status"] == "degraded"
+        scores = fallback["scores"]  # the statistical fallback's, reported as such
+    assert isinstance(scores["shd"], int) and scores["shd"] >= 0
     assert measure.calls > 0 and measure.input_tokens > 0 and measure.output_tokens > 0
     record = json.loads((Path(out["run_dir"]) / "record.json").read_text(encoding="utf-8"))
     assert record["result"]["method"] == method

@@ -2,7 +2,8 @@
 
 An echoing model and a garbage model end degraded (exit 3, one line naming the worst unit
 and a sample reply, counts in run.json and record.json); a model that times out ends the
-run failed with one line naming the agent and its act, and keeps the transcript so far.
+run failed with one line naming the agent and its act, and keeps the transcript so far;
+it exits 3 as well: "the model kept failing", whether it answered badly or not at all.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def test_sim_with_a_model_that_times_out_fails_naming_agent_and_act(tmp_path: Pa
     with FakeLLMServer(faults=[Fault("timeout")] * 50, timeout_hang_s=5) as server:
         use_server(tmp_path, server.base_url, timeout_s=0.3)
         out = cli(SIM, tmp_path)
-    assert out.returncode == 1, out.stderr
+    assert out.returncode == 3, out.stderr  # LLMError: the model kept failing
     line = one_line(out.stderr)
     assert line.startswith("error: Seller, act 0 (statement): ") and "timed out" in line, line
     run = only_run(tmp_path / "runs")
@@ -68,7 +69,7 @@ def test_sim_failure_mid_talk_keeps_the_transcript_so_far(tmp_path: Path) -> Non
 
         server.reply = reply
         out = cli(SIM, tmp_path)
-    assert out.returncode == 1, out.stderr
+    assert out.returncode == 3, out.stderr  # LLMError: the model kept failing
     line = one_line(out.stderr)
     assert "act 1 (statement)" in line, line
     run = only_run(tmp_path / "runs")

@@ -26,7 +26,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     One per module, closed when the module's tests end: while Playwright's sync API is
     open, asyncio sees a running loop in this thread, so any later test that calls
-    ``asyncio.run`` (every synchronous silicolab call) would be refused."""
+    ``asyncio.run`` itself would be refused (silicolab's synchronous calls would then run
+    on a worker thread of :func:`silicolab.core.sync.run_sync`)."""
     reason = unavailable()
     if reason:
         skip_or_fail(reason)

@@ -3,7 +3,6 @@ page's blocks and in the browser."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,9 @@ from tests.sim.test_nested import day
 @pytest.fixture(scope="module")
 def nested_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A market day in which alice bargains with bob in a nested game."""
-    # in a thread of its own: the sync Playwright session keeps an event loop running in
-    # this one, and a synchronous silicolab run refuses to start inside a running loop
-    with ThreadPoolExecutor(1) as pool:
-        gm, steps = pool.submit(day, {"alice": 100.0, "bob": 10.0}).result()
+    # called directly even while the sync Playwright session keeps an event loop running in
+    # this thread: a synchronous silicolab call works inside a running loop
+    gm, steps = day({"alice": 100.0, "bob": 10.0})
     run = Run.create(tmp_path_factory.mktemp("nested"), kind="sim", slug="market-day")
     run.write_record(
         {

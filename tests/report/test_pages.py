@@ -209,3 +209,39 @@ def test_causalab_page_of_an_llm_scientist_shows_its_raw_output(run_dirs: dict[s
     assert raw and raw[0].blocks[0].text == step["raw_output"]
     problems = [b.text for b in _blocks(page, "trajectories") if b.kind == "text"]
     assert any(t.startswith("parse: ") for t in problems)
+
+
+def _cost_rows(run_dir: Path) -> list[dict]:
+    page = build_page(run_dir, save_figures=False)
+    table = next(b for b in _blocks(page, "cost") if isinstance(b, Table))  # calls by role
+    return table.rows
+
+
+def _tour_seconds(run_dir: Path) -> dict[str, object]:
+    page = build_page(run_dir, save_figures=False)
+    tables = [b for b in _blocks(page, "tour") if isinstance(b, Table)]
+    return {r["method"]: r.get("runtime_s") for t in tables for r in t.rows if "method" in r}
+
+
+def test_cost_and_timings_come_from_run_json_and_old_records_still_show_theirs(
+    run_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    run_dir = shutil.copytree(run_dirs["study"], tmp_path / "run")
+    info = json.loads((run_dir / "run.json").read_text())
+    record = json.loads((run_dir / "record.json").read_text())
+    assert "llm_ledger" not in record and "created_at" not in record  # the science only
+    assert all("runtime_s" not in r for r in record["tour"]["discovery"]["rows"])
+    rows = _cost_rows(run_dir)
+    calls = {r["role"]: r["calls"] for r in rows if r["tag"] == "all"}
+    assert calls == {role: entry["calls"] for role, entry in info["llm_ledger"].items()}
+    seconds = _tour_seconds(run_dir)
+    assert seconds == {m.split("/", 1)[1]: s for m, s in info["timings"].items()}
+    # a run written before schema 2 kept both in its record: its page is the same
+    record["llm_ledger"] = info.pop("llm_ledger")
+    for row in record["tour"]["discovery"]["rows"]:
+        row["runtime_s"] = info["timings"].pop(f"discovery/{row['method']}")
+    (run_dir / "record.json").write_text(json.dumps(record))
+    (run_dir / "run.json").write_text(json.dumps(info))
+    assert _cost_rows(run_dir) == rows and _tour_seconds(run_dir) == seconds

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+import threading
 from pathlib import Path
 
 import pytest
 
 from silicolab.runs import Run
 from silicolab.runtime import AsyncExecutor, ProgressBar
-from silicolab.runtime.progress import progress_enabled
+from silicolab.runtime.progress import format_duration, progress_enabled
 
 
 class FakeTTY(io.StringIO):
@@ -69,3 +70,36 @@ async def test_executor_is_silent_when_stderr_is_not_a_terminal(
     run = Run.create(tmp_path, kind="bench")
     await AsyncExecutor(4, description="quiet").amap(lambda x: x, range(5), run=run)
     assert capsys.readouterr().err == ""
+
+
+def test_in_a_pipe_a_plain_line_per_interval_then_the_final_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SILICOLAB_PROGRESS_INTERVAL", "0.01")
+    out = io.StringIO()  # not a terminal: plain lines, no bar
+    with ProgressBar(4, completed=1, description="boxinggym", file=out) as bar:
+        bar.advance(failed=True)
+        for _ in range(6000):  # until the ticker has written a line (never hangs)
+            if "boxinggym: 2/4 done" in out.getvalue():
+                break
+            threading.Event().wait(0.01)
+        bar.advance()
+        bar.advance()
+    lines = out.getvalue().splitlines()
+    assert all(line.startswith("boxinggym: ") for line in lines), lines
+    assert ", ETA " in lines[0] and "elapsed" in lines[0] and "1 failed" in lines[0]
+    assert lines[-1].startswith("boxinggym: 4/4 done, ") and lines[-1].endswith("ETA 0s, 1 failed")
+
+
+def test_in_a_pipe_fast_work_prints_nothing_and_false_prints_nothing_at_all() -> None:
+    out = io.StringIO()
+    with ProgressBar(2, description="fast", file=out) as bar:  # the 10 s default
+        bar.advance()
+        bar.advance()
+    with ProgressBar(2, description="off", enabled=False, file=out):
+        pass
+    assert out.getvalue() == ""
+
+
+def test_durations_read_as_people_write_them() -> None:
+    assert [format_duration(s) for s in (4.4, 100, 3600 + 300)] == ["4s", "1m40s", "1h05m"]

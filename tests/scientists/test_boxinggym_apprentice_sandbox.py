@@ -113,3 +113,19 @@ def test_every_environment_has_its_published_columns() -> None:
             assert len(frames.question_features(env, question)) == width
             if name in expected:
                 assert frames.columns(env) == expected[name][0 if prior else 1]
+
+
+def test_a_program_cannot_reach_the_environment_or_the_package() -> None:
+    """Issue 25: an apprentice program that imports silicolab's environments (their hidden
+    parameters) or opens the package's files is refused, and the run fails."""
+    job = build_job("prior", ["x"], "Y", [], [[1.0]], TINY)
+    package = Path(make_env.__code__.co_filename).resolve().parent
+    attempts = {
+        "import": "from silicolab.scientists.boxinggym import make_env\n",
+        "open": f"print(open({str(package / '__init__.py')!r}).read())\n",
+    }
+    for how, cheat in attempts.items():
+        run = run_program(cheat + DUGONG_PROGRAM, job, TINY)
+        assert not run.ok and run.predictions is None, how
+        assert run.violation == "read", (how, run.report)
+        assert "reading files outside the working directory" in run.message, how

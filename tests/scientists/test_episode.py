@@ -11,21 +11,15 @@ from silicolab.core.errors import InputError
 from silicolab.envs import make
 from silicolab.llm import load_model
 from silicolab.scientists import (
-    SCIENTISTS,
     EpisodeRecord,
-    Scientist,
-    family_of,
     make_scientist,
     run_episode,
 )
 
 
 @pytest.mark.parametrize("env_id", ["causalab", "boxinggym/dugongs"])
-def test_every_family_offers_the_same_names(env_id: str) -> None:
-    family = family_of(env_id)
-    assert tuple(family.scientists)[: len(SCIENTISTS)] == SCIENTISTS  # then its own, if any
-    for name in ("reference", "random"):
-        assert isinstance(make_scientist(env_id, name), Scientist)
+def test_every_family_refuses_a_missing_model_and_an_unknown_name(env_id: str) -> None:
+    # The shared names and what they make: check_family (tests/scientists/test_check_family.py).
     with pytest.raises(InputError, match="model"):
         make_scientist(env_id, "llm")
     with pytest.raises(InputError, match="unknown"):
@@ -62,7 +56,9 @@ def test_boxinggym_episode_record_and_health_of_a_failing_model() -> None:
         env, make_scientist(env, "llm", model=model), steps=2, checkpoints=(0, 2), regret=False
     )
     assert record.env == "boxinggym/death_process" and record.scientist == "llm"
-    assert record.steps == 2 and record.health.parse_failures == 2 and record.health.all_failed
+    # 2 experiment steps and 2 checkpoints whose every answer was unparseable (degraded)
+    assert record.steps == 2 and record.health.steps == 4
+    assert record.health.parse_failures == 4 and record.health.all_failed
     assert record.health.sample_reply and record.usage["calls"] > 0
     assert math.isnan(record.scores["regret"]) and set(record.scores) >= {"before", "after"}
     assert record.detail["skipped_steps"] == [0, 1]

@@ -47,12 +47,12 @@ def test_causalab_edge_counts_and_target(k: int) -> None:
 
 
 def test_three_node_mec_mean_matches_hand_computation() -> None:
-    # E = 3 (prob 1/2): complete graph, MEC 6. E = 2: the target's parent edge plus one
-    # of two forward pairs -> chain or fork (MEC 3) or collider (MEC 1), equally likely.
-    # Expected mean 0.5 * 6 + 0.5 * (3 + 1) / 2 = 4 (the released suite has 4.36).
+    # E = 3 (prob 1/2): complete graph, MEC 6. E = 2: the target's parent edge (a -> y)
+    # plus one of the three valid ordered pairs a -> b (fork, MEC 3), b -> a (chain, 3)
+    # or b -> y (collider, 1). Expected mean 0.5 * 6 + 0.5 * 7 / 3 = 4.17 (released 4.36).
     spec = RandomSCMSpec.causalab(3)
     sizes = [mec_size(random_dag(spec, seed=s)) for s in range(2000)]
-    assert np.mean(sizes) == pytest.approx(4.0, abs=0.2)
+    assert np.mean(sizes) == pytest.approx(25 / 6, abs=0.2)
     assert set(sizes) == {1, 3, 6}
 
 

@@ -55,6 +55,6 @@ def test_study_runs_end_to_end_on_llamacpp(server, tmp_path, monkeypatch) -> Non
             assert condition["survey"] and condition["survey"][0]["raw"] is not None
     totals = record["health"]["totals"]
     assert totals["units"] == 2 and totals["steps"] >= 2
-    ledger = record["llm_ledger"]["scientist"]
+    ledger = run.info["llm_ledger"]["scientist"]  # run.json: process accounting
     assert ledger["calls"] >= totals["steps"] and ledger["output_tokens"] > 0
     assert (run.path / "data.csv").is_file()

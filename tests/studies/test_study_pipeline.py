@@ -195,11 +195,9 @@ def test_study_over_real_http(tmp_path, llm_server_factory):
         record = run_study(hypothesis, StudyOptions(conditions=12, jobs=6), run=run, models=models)
     assert run.status == "finished" and len(record["runs"]) == 12
     served = server.stats.ok
-    assert (
-        served
-        == record["llm_ledger"]["scientist"]["calls"]
-        - record["llm_ledger"]["scientist"]["cache_hits"]
-    )
+    ledger = json.loads((run.path / "run.json").read_text())["llm_ledger"]["scientist"]
+    assert "llm_ledger" not in record  # process accounting lives in run.json
+    assert served == ledger["calls"] - ledger["cache_hits"]
     table = pd.read_csv(run.path / "data.csv")
     assert table.hired.notna().all()
     # a rerun in a new run directory is served from the cache: no request reaches the server
@@ -235,4 +233,4 @@ def test_offline_study_with_scientist_steps_recovers_hidden_coefficients(tmp_pat
         assert paths[cause]["ci_low"] <= truth <= paths[cause]["ci_high"], cause
     assert len(record["decisions"]) > 10 and all(d["explanation"] for d in record["decisions"])
     assert record["predictions"]["mse"]["loo_mechanical"] > 0
-    assert set(record["llm_ledger"]) == {"scientist", "subject"}
+    assert set(run.info["llm_ledger"]) == {"scientist", "subject"}

@@ -28,6 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from silicolab.bench.anchors import Kind, Provenance
+from silicolab.bench.boxinggym_scales import (
+    GOAL_NOTES,
+    answer_health,
+    grouped_reasons,
+    not_comparable,
+)
 from silicolab.bench.harness import (
     LOCAL,
     ExecutorChoice,
@@ -91,6 +98,15 @@ class Anchor:
     prior: bool = True
     table: str = "1"
     note: str = ""
+
+    @property
+    def provenance(self) -> Provenance:
+        """Where the number is: a cell of the paper's Table ``table``."""
+        prior = "" if self.prior else ", no prior"
+        where = (
+            f"Table {self.table}, row {self.env}/{self.goal}{prior}, col {self.agent} {self.metric}"
+        )
+        return Provenance(Kind.TABLE, where)
 
 
 _PAIRS = list(TABLE1_ORDER)
@@ -164,10 +180,10 @@ PUBLISHED: tuple[Anchor, ...] = _anchors()
 
 
 def published_table() -> pd.DataFrame:
-    """:data:`PUBLISHED` as a tidy table."""
+    """:data:`PUBLISHED` as a tidy table, with each number's provenance."""
     import pandas as pd
 
-    return pd.DataFrame([asdict(a) for a in PUBLISHED])
+    return pd.DataFrame([{**asdict(a), **a.provenance.to_dict()} for a in PUBLISHED])
 
 
 def find_anchor(env: str, goal: str, agent: str, metric: str, prior: bool = True) -> float:
@@ -215,8 +231,12 @@ class BoxingGymBench:
         object.__setattr__(self, "agent", family_of("boxinggym").canonical(self.agent))
         check_fidelity(self.fidelity)
         positive_int(self.jobs, "jobs")
+        from silicolab.envs.boxinggym.base import refuse_without_prior
+
         for env, goal in self.pairs:
             spec(f"boxinggym/{env}").goal(goal)
+            if not self.prior:
+                refuse_without_prior(env, goal)
 
     @classmethod
     def build(
@@ -329,6 +349,7 @@ def pair_row(env: str, goal: str, records: Sequence[dict[str, Any]], errors: int
     ):
         row[name], row[f"{name}_ci"] = _mean_ci(values)
     row["skipped_steps"] = _mean_ci([len(r["skipped_steps"]) for r in records])[0]
+    row.update(answer_health(records))
     row["runtime_s"] = _mean_ci([r["runtime_s"] + r["regret_runtime_s"] for r in records])[0]
     usage = [sum(u.get("calls", 0) for u in r["usage"].values()) for r in records]
     row["llm_calls"] = _mean_ci(usage)[0]
@@ -336,14 +357,22 @@ def pair_row(env: str, goal: str, records: Sequence[dict[str, Any]], errors: int
 
 
 def _with_published(row: dict[str, Any], prior: bool, fidelity: str) -> dict[str, Any]:
+    """The paper's numbers beside ``row``: NaN where the paper has none or where they are
+    not comparable (``paper_not_comparable`` then says why, metric by metric)."""
     env, goal = row["env"], row["goal"]
     shift = -1.0 if fidelity == "fixed" and (env, goal) in ACCURACY_GOALS else 0.0
     row["paper_shift"] = shift
+    withheld = not_comparable(env, goal, fidelity)
     for agent, prefix in (("gpt-4o", "paper"), ("box", "box")):
         for metric in ("before", "after", "after_comm"):
             value = find_anchor(env, goal, agent, metric) if prior else math.nan
-            row[f"{prefix}_{metric}"] = value + shift
-        row[f"{prefix}_regret"] = find_anchor(env, goal, agent, "regret", prior)
+            row[f"{prefix}_{metric}"] = math.nan if metric in withheld else value + shift
+        regret = find_anchor(env, goal, agent, "regret", prior)
+        row[f"{prefix}_regret"] = math.nan if "regret" in withheld else regret
+    row["paper_not_comparable"] = "; ".join(
+        f"{metric}: {why}" for metric, why in grouped_reasons(withheld).items()
+    )
+    row["note"] = GOAL_NOTES.get((env, goal), "")
     return row
 
 
@@ -398,7 +427,7 @@ async def arun_boxinggym(
     if bench.agent in PPL_AGENTS:
         from silicolab.scientists.boxinggym.apprentice import require_ppl
 
-        require_ppl()
+        require_ppl(bench.agent)
     models = Models(_load(models.scientist), _load(models.novice), models.env_options)
     label = models.scientist.spec if llm else ""
     tag = _tag(bench, label, models.novice)

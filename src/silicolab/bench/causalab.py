@@ -8,17 +8,28 @@ finished episode's full record is appended to ``events.jsonl`` at once, and a re
 it (resume). The table has one row per suite: macro averages over episodes of task
 accuracy, edge, weight and root scores, SHD, budget used, IMEC and hypothesis–data
 consistency at commit (split by success), with the published anchors (arXiv 2605.26029,
-spec §11, kept here as data in :data:`PUBLISHED`) beside them.
+spec §11, kept as data with their provenance in :mod:`silicolab.bench.causalab_anchors`)
+beside them; :func:`regime_summary` gives the anchors of one scaling regime.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from silicolab.bench.anchors import ROW_KEY
+from silicolab.bench.causalab_anchors import (
+    MODELS,
+    PUBLISHED,
+    REGIMES,
+    Anchor,
+    regime_anchors,
+    regime_match,
+    run_regime,
+)
 from silicolab.bench.harness import (
     LOCAL,
     ExecutorChoice,
@@ -35,7 +46,6 @@ from silicolab.runtime.base import EventLog
 if TYPE_CHECKING:  # pandas builds the driver's tables; workers never import it
     import pandas as pd
 
-MODELS = ("gpt-5.2-high", "gpt-5-mini", "qwen3.5-thinking", "qwen3.5-non-thinking")
 #: Substrings of a model spec that identify a published model (longest match wins).
 MODEL_ALIASES: dict[str, str] = {
     "gpt-5.2": "gpt-5.2-high",
@@ -44,108 +54,19 @@ MODEL_ALIASES: dict[str, str] = {
     "qwen3.5-non-thinking": "qwen3.5-non-thinking",
     "qwen3.5-nothink": "qwen3.5-non-thinking",
 }
-HIDDEN_OFF_TARGET = tuple(
-    f"4nodes_hidden_{s}" for s in ("n1", "n2", "n3", "vrange_pm0p5", "vrange_pm5", "vrange_pm50")
-)
-HIDDEN_FREQNODE = tuple(f"4nodes_hidden_freqnode_{s}" for s in ("n1", "n2", "n3"))
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """One published number: ``metric`` of ``model`` on ``suite`` in ``setting``."""
-
-    suite: str
-    model: str
-    metric: str
-    value: float
-    high: float | None = None
-    approx: bool = False
-    setting: str = "main"
-    source: str = "paper"
-    note: str = ""
-
-
-def _sweep(
-    metric: str, table: Mapping[int, Sequence[float]], exact: set[tuple[int, int]]
-) -> list[Anchor]:
-    out = []
-    for k, values in table.items():
-        for j, (model, value) in enumerate(zip(MODELS, values, strict=True)):
-            out.append(Anchor(f"{k}nodes", model, metric, value, approx=(k, j) not in exact))
-    return out
-
-
-_ACCURACY = {
-    3: (100, 90, 96, 72),
-    4: (94, 48, 52, 50),
-    5: (92, 18, 36, 22),
-    6: (80, 24, 34, 20),
-    7: (64, 16, 36, 22),
-}
-_SHD = {
-    3: (0.1, 0.5, 0.9, 1.2),
-    4: (0.3, 1.7, 3.2, 3.5),
-    5: (1.3, 3.6, 5.1, 4.8),
-    6: (2.7, 5.5, 6.7, 7.7),
-    7: (4.761, 7.5, 9.0, 10.8),
-}
-
-PUBLISHED: tuple[Anchor, ...] = (
-    *_sweep("accuracy", _ACCURACY, exact={(4, 1), (6, 0), (6, 1), (7, 0)}),
-    *_sweep("shd", _SHD, exact={(7, 0)}),
-    # ranges in the Qwen-thinking column (≈36–38 at 5 nodes, ≈34–36 at 6)
-    Anchor("5nodes", "qwen3.5-thinking", "accuracy_range", 36, 38, True),
-    Anchor("6nodes", "qwen3.5-thinking", "accuracy_range", 34, 36, True),
-    Anchor("4nodes", "gpt-5-mini", "all_edge_f1", 0.79, note="hidden-section baseline"),
-    Anchor("6nodes", "gpt-5-mini", "all_edge_f1", 0.63, approx=True, source="blog"),
-    Anchor("6nodes", "gpt-5.2-high", "all_edge_f1", 0.80),
-    # observation-only vs mixed regimes (scatter figure; GPT-5-mini mixed from scaling runs)
-    Anchor("6nodes", "gpt-5.2-high", "accuracy", 92, setting="observation_only"),
-    Anchor("6nodes", "gpt-5.2-high", "all_edge_f1", 0.471, setting="observation_only"),
-    Anchor("4nodes", "gpt-5.2-high", "accuracy", 100, None, True, "observation_only", "blog"),
-    Anchor("4nodes", "gpt-5.2-high", "all_edge_f1", 0.65, None, True, "observation_only", "blog"),
-    Anchor("4nodes", "gpt-5.2-high", "accuracy", 96, None, True, "mixed_scaling", "blog"),
-    Anchor("4nodes", "gpt-5.2-high", "all_edge_f1", 0.96, None, True, "mixed_scaling", "blog"),
-    Anchor("4nodes", "gpt-5-mini", "accuracy", 74, 76, True, "observation_only", "blog"),
-    Anchor("4nodes", "gpt-5-mini", "all_edge_f1", 0.60, None, True, "observation_only", "blog"),
-    Anchor("4nodes", "gpt-5-mini", "accuracy", 58, None, True, "mixed_scaling", "blog"),
-    Anchor("4nodes", "gpt-5-mini", "all_edge_f1", 0.73, None, True, "mixed_scaling", "blog"),
-    Anchor("6nodes", "gpt-5-mini", "accuracy", 30, None, True, "observation_only", "blog"),
-    Anchor("6nodes", "gpt-5-mini", "all_edge_f1", 0.27, None, True, "observation_only", "blog"),
-    Anchor("6nodes", "gpt-5-mini", "accuracy", 26, None, True, "mixed_scaling", "blog"),
-    Anchor("6nodes", "gpt-5-mini", "all_edge_f1", 0.44, None, True, "mixed_scaling", "blog"),
-    # functional form (paper Table 3; the blog figure differs: 46 / 0.47 / 0.66)
-    Anchor("4nodes", "gpt-5-mini", "weight_f1", 0.589),
-    Anchor("4nodes", "gpt-5-mini", "root_f1", 0.559),
-    Anchor("4nodes_quad_hard", "gpt-5-mini", "accuracy", 24),
-    Anchor("4nodes_quad_hard", "gpt-5-mini", "weight_f1", 0.251),
-    Anchor("4nodes_quad_hard", "gpt-5-mini", "root_f1", 0.829),
-    Anchor("4nodes_quad_hard", "gpt-5-mini", "all_edge_f1", 0.74, approx=True, source="blog"),
-    # hidden disturbance: one range over the count and range sweeps
-    *(Anchor(s, "gpt-5-mini", "accuracy", 40, 54) for s in HIDDEN_OFF_TARGET),
-    *(Anchor(s, "gpt-5-mini", "all_edge_f1", 0.61, 0.70) for s in HIDDEN_OFF_TARGET),
-    *(Anchor(s, "gpt-5-mini", "accuracy", 26, 40) for s in HIDDEN_FREQNODE),
-    # Golden (offline low-MEC chain); all-edge F1 read from the blog figure
-    Anchor("4nodes_golden", "gpt-5-mini", "accuracy", 90),
-    Anchor("4nodes_golden", "gpt-5-mini", "all_edge_f1", 0.73, approx=True, source="blog"),
-    Anchor("6nodes_golden", "gpt-5-mini", "accuracy", 44),
-    Anchor("6nodes_golden", "gpt-5-mini", "all_edge_f1", 0.57, approx=True, source="blog"),
-    # early commitment and verification (4-node main setting unless noted)
-    Anchor("4nodes", "gpt-5-mini", "budget_used_success", 3.9, source="blog"),
-    Anchor("4nodes", "gpt-5-mini", "budget_used_failure", 6.4, source="blog"),
-    Anchor("5nodes", "gpt-5-mini", "budget_used_success", 8.9, source="blog"),
-    Anchor("5nodes", "gpt-5-mini", "budget_used_failure", 9.1, source="blog"),
-    Anchor("", "gpt-5-mini", "consistency_success", 90.8, source="blog", note="all suites"),
-    Anchor("", "gpt-5-mini", "consistency_failure", 45.6, source="blog", note="all suites"),
-    Anchor("4nodes", "gpt-5-mini", "accuracy", 60, setting="verification"),
-)
 
 
 def published_table() -> pd.DataFrame:
-    """:data:`PUBLISHED` as a tidy table."""
+    """:data:`PUBLISHED` as a tidy table, one column per provenance field."""
     import pandas as pd
 
-    return pd.DataFrame([asdict(a) for a in PUBLISHED])
+    return pd.DataFrame([anchor_record(a) for a in PUBLISHED])
+
+
+def anchor_record(anchor: Anchor) -> dict[str, Any]:
+    """One anchor as a flat JSON-ready dict (its provenance as ``kind``/``where``/``source``)."""
+    record = {k: v for k, v in asdict(anchor).items() if k != "provenance"}
+    return {**record, **anchor.provenance.to_dict()}
 
 
 def published_model(label: str) -> str | None:
@@ -179,6 +100,33 @@ def comparison_model(suite: str, label: str, setting: str = "main") -> str | Non
     return next((m for m in MODELS if m in have), None)
 
 
+def regime_summary(
+    regime: str, observations: int | None = None, interventions: int | None = None
+) -> dict[str, Any]:
+    """What ``--regime`` shows: the regime's description, its anchors (as bench rows with
+    their provenance, ranges as ``[low, high]``) and whether our run matches it."""
+    if regime not in REGIMES:
+        raise InputError(f"unknown regime {regime!r}; choose from {', '.join(REGIMES)}")
+    rows = []
+    for anchor in regime_anchors(regime):
+        info = {**anchor.provenance.to_dict(), "low": anchor.value, "high": anchor.high}
+        rows.append(
+            {
+                "suite": anchor.suite,
+                "model": anchor.model,
+                "metric": anchor.metric,
+                "published": published_value(anchor),
+                ROW_KEY: {"published": info},
+            }
+        )
+    return {
+        "regime": regime,
+        "description": REGIMES[regime],
+        "anchors": rows,
+        "match": regime_match(regime, observations, interventions),
+    }
+
+
 # -- running ---------------------------------------------------------------------------------
 
 #: Per-episode metrics averaged into the table (macro: mean over episodes).
@@ -189,6 +137,7 @@ MEAN_METRICS = (
     "target_parent_f1",
     "shd",
     "weight_f1",
+    "weight_terms_f1",
     "root_f1",
     "budget_used",
     "imec_final",
@@ -219,6 +168,8 @@ class CausaLabBench:
     seed: int = 0
     jobs: int = 8
     executor: ExecutorChoice = LOCAL
+    observations: int | None = None
+    interventions: int | None = None
 
     def __post_init__(self) -> None:
         from silicolab.envs import check_fidelity
@@ -234,6 +185,17 @@ class CausaLabBench:
         if self.verify not in VERIFY_MODES:
             raise InputError(f"verify must be one of {list(VERIFY_MODES)}, got {self.verify!r}")
         check_fidelity(self.fidelity)
+        for name in ("observations", "interventions"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise InputError(f"{name} must be 0 or more (None: the suite's), got {value!r}")
+        if self.observations == 0 and self.interventions == 0:
+            raise InputError("observations=0 with interventions=0 leaves nothing to learn from")
+
+    @property
+    def regime(self) -> str | None:
+        """The scaling regime this bench runs (None: the main setting)."""
+        return run_regime(self.observations, self.interventions)
 
     def units(self) -> list[CausaLabUnit]:
         from silicolab.envs.causalab.suite import load_suite
@@ -259,9 +221,12 @@ async def _aplay(unit: CausaLabUnit, model: Any = None) -> dict[str, Any]:
     from silicolab.envs import make
 
     bench = unit.bench
+    budget = {} if bench.interventions is None else {"budget": bench.interventions}
+    prior = {} if bench.observations is None else {"n_prior": bench.observations}
     lab = make(
-        "causalab", suite=unit.suite, index=unit.index, fidelity=bench.fidelity, seed=bench.seed
-    )
+        "causalab", suite=unit.suite, index=unit.index, fidelity=bench.fidelity, seed=bench.seed,
+        **prior, **budget,
+    )  # fmt: skip
     options = {"verify": bench.verify} if bench.agent == "llm" else {}
     return await play_episode(
         lab, bench.agent, model=model, seed=bench.seed, options=options.items(), index=unit.index
@@ -296,19 +261,42 @@ def suite_row(suite: str, records: Sequence[dict[str, Any]], errors: int) -> dic
     return row
 
 
-def _with_published(row: dict[str, Any], label: str, verify: str) -> dict[str, Any]:
+def _with_published(
+    row: dict[str, Any], label: str, verify: str, regime: str | None = None
+) -> dict[str, Any]:
     """Add the anchors for the row's suite: the verification setting where the paper has
-    it (4 nodes) for a verifying agent, else the main results."""
+    it (4 nodes) for a verifying agent, else the main results; none for a run in a scaling
+    regime (``--regime`` shows that regime's points beside it)."""
+    if regime is not None:
+        row.update(published_model="", published_setting=f"{regime} (not the main runs)")
+        row.update({f"published_{ours}": math.nan for ours in COMPARED})
+        row[ROW_KEY] = {}
+        return row
     setting = "main"
     if verify != "none" and comparison_model(row["suite"], label, "verification"):
         setting = "verification"
     model = comparison_model(row["suite"], label, setting)
     row["published_model"] = model or ""
     row["published_setting"] = setting
+    provenance: dict[str, dict[str, Any]] = {}
     for ours, metric in COMPARED.items():
         anchor = find_anchor(row["suite"], model, metric, setting) if model else None
-        row[f"published_{ours}"] = math.nan if anchor is None else anchor.value
+        row[f"published_{ours}"] = published_value(anchor)
+        if anchor is not None:
+            provenance[f"published_{ours}"] = {
+                **anchor.provenance.to_dict(),
+                "low": anchor.value,
+                "high": anchor.high,
+            }
+    row[ROW_KEY] = provenance
     return row
+
+
+def published_value(anchor: Anchor | None) -> float | list[float]:
+    """The published column's value: the number, ``[low, high]`` for a range, NaN for none."""
+    if anchor is None:
+        return math.nan
+    return anchor.value if anchor.bounds is None else list(anchor.bounds)
 
 
 async def arun_causalab(
@@ -342,7 +330,8 @@ async def arun_causalab(
         records = [event["record"] for event in group.events]
         row = suite_row(group.key, records, errors=group.errors)
         row.update(agent=bench.agent, model=label, verify=bench.verify, fidelity=bench.fidelity)
-        rows.append(_with_published(row, label, bench.verify))
+        row.update(observations=bench.observations, interventions=bench.interventions)
+        rows.append(_with_published(row, label, bench.verify, bench.regime))
     table = pd.DataFrame(rows)
     if label:
         table.attrs["usage"] = model.ledger.summary()
@@ -365,7 +354,8 @@ def run_causalab_bench(
 
     Columns: ``suite``, ``episodes``, ``errors`` (failed units, recorded not fatal),
     ``solvable``, ``accuracy`` and ``accuracy_solvable`` (%), ``all_edge_precision/
-    recall/f1``, ``target_parent_f1``, ``shd``, ``weight_f1``, ``root_f1``,
+    recall/f1``, ``target_parent_f1``, ``shd``, ``weight_f1`` (upstream's published
+    metric) and ``weight_terms_f1`` (ours: both quadratic terms), ``root_f1``,
     ``budget_used`` (also split ``_success``/``_failure``), ``imec_final``,
     ``consistency_success``/``_failure`` (mean % of records the commit hypothesis fits
     within 5 Hz), ``runtime_s``, ``llm_calls`` and ``tokens`` per episode, and

@@ -1,5 +1,6 @@
 """The causal-discovery benchmark: our methods on the SCP/MAC datasets, side by side with
-the numbers MAC published (arXiv 2407.15073 v2, Table 2).
+the numbers MAC published (arXiv 2407.15073 v2, Tables 2 and 3; each method only beside
+its own row: :mod:`silicolab.bench.discovery_anchors`).
 
 One unit of work is one (method, dataset) pair. Statistical units are CPU-bound and run in
 a process pool when ``jobs > 1``; LLM units are network-bound and run concurrently on the
@@ -19,106 +20,17 @@ from typing import Any
 
 import pandas as pd
 
+from silicolab.bench.anchors import ROW_KEY
+from silicolab.bench.discovery_anchors import DATASETS, PUBLISHED, Published, paper_row
 from silicolab.bench.harness import LOCAL, ExecutorChoice, arun_units, positive_int, sync
 from silicolab.core.errors import InputError
 from silicolab.runs.health import RunHealth, UnitHealth
 from silicolab.runtime.base import EventLog
 
-DATASETS = ("auto_mpg", "dwd_climate", "sachs")
-_ES_QUIRK = (
-    "published Exact Search read dag_est untransposed (SCP's quirk), reproduced by the "
-    "method exact_scp; the Auto MPG cell also needs numpy 1.x (tie-break among equivalent DAGs)"
-)
-#: Registry names whose published row has another name, and rows that are our own (None).
-_PUBLISHED_AS: dict[str, str | None] = {"exact_scp": "exact", "exact": None}
-_INCONSISTENT = "inconsistent cell: HD - SHD > |E|, which no binarized matrix can give (spec §2.4)"
-
-
-@dataclass(frozen=True)
-class Published:
-    """One cell pair (SHD, NHD) of MAC's Table 2. ``model`` is the LLM ('' for statistical
-    methods); ``label`` is the row name as printed."""
-
-    method: str
-    model: str
-    dataset: str
-    shd: int | None
-    nhd: float | None
-    label: str
-    note: str = ""
-
-
-def _rows(
-    method: str,
-    model: str,
-    label: str,
-    cells: Sequence[Any],
-    notes: Mapping[str, str] | None = None,
-) -> list[Published]:
-    notes = notes or {}
-    out = []
-    for i, dataset in enumerate(DATASETS):
-        shd, nhd = cells[2 * i], cells[2 * i + 1]
-        if shd is not None:
-            out.append(Published(method, model, dataset, shd, nhd, label, notes.get(dataset, "")))
-    return out
-
-
-_N = None  # a cell printed as "-" in the paper
-_BAD = {"auto_mpg": _INCONSISTENT}
-
-#: MAC Table 2 rows: (method, model, label as printed, [SHD, NHD] per dataset[, notes]).
-#: Method names are silicolab's registry names; the LLM-KBCI rows are SCP's statistical
-#: methods with GPT-4 prior knowledge.
-_TABLE2: tuple[tuple[Any, ...], ...] = (
-    ("pc", "", "PC", [8, 0.48, 9, 0.305, 24, 0.206]),
-    (
-        "exact",
-        "",
-        "Exact Search",
-        [7, 0.44, 6, 0.194, 31, 0.33],
-        dict.fromkeys(DATASETS, _ES_QUIRK),
-    ),
-    ("direct_lingam", "", "LINGAM", [8, 0.48, 10, 0.388, 29, 0.289]),
-    ("pc_llm_kbci", "gpt-4", "PC LLM-KBCI", [7, 0.44, 7, 0.222, 30, 0.314]),
-    ("exact_llm_kbci", "gpt-4", "ES LLM-KBCI", [7, 0.44, 7, 0.222, 31, 0.33]),
-    ("direct_lingam_llm_kbci", "gpt-4", "DirectLiGam LLM-KBCI", [7, 0.4, 9, 0.305, 29, 0.289]),
-    ("single_agent", "gpt-4o", "Single-agent (GPT-4o)", [8, 0.36, 11, 0.388, 18, 0.214]),
-    ("single_agent", "gpt-3.5", "Single-agent (GPT-3.5)", [7, 0.28, 10, 0.361, 31, 0.363]),
-    ("meta_debate", "gpt-4o", "Causal Agent Debate", [5, 0.2, 9, 0.333, 35, 0.371]),
-    ("meta_debate", "gpt-4o-mini", "Causal Agent Debate", [4, 0.16, 11, 0.416, 35, 0.338]),
-    ("meta_debate", "gpt-3.5", "Causal Agent Debate", [5, 0.2, 5, 0.194, 21, 0.231]),
-    ("meta_debate", "llama-3.1-70b", "Causal Agent Debate", [10, 0.44, 8, 0.222, 35, 0.380]),
-    ("meta_debate", "llama-3.1-8b", "Causal Agent Debate", [7, 0.28, 9, 0.277, 35, 0.338]),
-    ("meta_debate", "gemma-2-9b", "Causal Agent Debate", [5, 0.2, 7, 0.222, 25, 0.223]),
-    ("debate_coding", "gpt-4o", "Coding Agents", [8, 0.48, 9, 0.388, 30, 0.322]),
-    ("debate_coding", "gpt-4o-mini", "Coding Agents", [6, 0.6, 6, 0.194, 30, 0.322], _BAD),
-    ("debate_coding", "gpt-3.5", "Coding Agents", [4, 0.48, 9, 0.305, 29, 0.28], _BAD),
-    ("debate_coding", "llama-3.1-70b", "Coding Agents", [6, 0.6, 6, 0.194, 18, 0.157], _BAD),
-    ("debate_coding", "llama-3.1-8b", "Coding Agents", [6, 0.6, 9, 0.388, 36, 0.396], _BAD),
-    (
-        "debate_coding",
-        "gemma-2-9b",
-        "Coding Agents (GPT-4o-mini's plan)",
-        [7, 0.36, _N, _N, _N, _N],
-    ),
-    ("coding_debating", "gpt-4o", "Hybrid-Coding-Debating", [6, 0.28, 10, 0.305, 23, 0.247]),
-    ("coding_debating", "gpt-4o-mini", "Hybrid-Coding-Debating", [5, 0.24, 9, 0.25, 21, 0.190]),
-    ("coding_debating", "gpt-3.5", "Hybrid-Coding-Debating", [6, 0.32, 7, 0.25, 23, 0.198]),
-    ("coding_debating", "llama-3.1-70b", "Hybrid-Coding-Debating", [6, 0.36, 6, 0.166, 33, 0.314]),
-    ("coding_debating", "llama-3.1-8b", "Hybrid-Coding-Debating", [5, 0.2, 5, 0.138, 33, 0.305]),
-    ("debating_coding", "gpt-4o", "Hybrid-Debating-Coding", [5, 0.24, 5, 0.138, 29, 0.297]),
-    ("debating_coding", "gpt-4o-mini", "Hybrid-Debating-Coding", [8, 0.48, 7, 0.25, 22, 0.190]),
-    ("debating_coding", "gpt-3.5", "Hybrid-Debating-Coding", [8, 0.48, 7, 0.277, 28, 0.272]),
-    ("debating_coding", "llama-3.1-70b", "Hybrid-Debating-Coding", [5, 0.24, 6, 0.194, 29, 0.289]),
-    ("debating_coding", "llama-3.1-8b", "Hybrid-Debating-Coding", [6, 0.4, 9, 0.388, _N, _N]),
-)
-PUBLISHED: tuple[Published, ...] = tuple(p for row in _TABLE2 for p in _rows(*row))
-
 
 def published_table() -> pd.DataFrame:
-    """:data:`PUBLISHED` as a tidy table."""
-    return pd.DataFrame([asdict(p) for p in PUBLISHED])
+    """:data:`PUBLISHED` as a tidy table (``table`` and ``row``: where each cell is)."""
+    return pd.DataFrame([{**asdict(p), "row": p.row} for p in PUBLISHED])
 
 
 def model_label(model: Any) -> str:
@@ -129,27 +41,13 @@ def model_label(model: Any) -> str:
 
 
 def find_published(method: str, dataset: str, model: Any = None) -> Published | None:
-    """The published cell for ``method`` on ``dataset``.
-
-    A ``mac_`` prefix is ignored (``mac_meta_debate`` finds ``meta_debate``); ``exact_scp``
-    finds the published Exact Search row, while the correctly oriented ``exact`` is our own
-    row and has none. For LLM methods: the row whose model name occurs in the model's spec
-    (the longest such name, so ``gpt-4o-mini`` is not read as ``gpt-4o``)."""
-    label = model_label(model).lower().replace("_", "-")
-    base = _PUBLISHED_AS.get(method, method.removeprefix("mac_"))
-    if base is None:
-        return None
-    best: Published | None = None
-    for row in PUBLISHED:
-        if row.method != base or row.dataset != dataset:
-            continue
-        if row.model and row.model not in label and model is not None:
-            continue
-        if row.model and model is None:
-            continue
-        if best is None or len(row.model) > len(best.model):
-            best = row
-    return best
+    """The published cell for ``method`` on ``dataset``: its own row only (the explicit
+    mapping of :mod:`silicolab.bench.discovery_anchors`), for LLM methods the row of the
+    exact paper model the model's spec names (``mac_single_agent`` with
+    ``openai:gpt-4o-mini`` is Table 3's "Our single-agent"; never Table 2's single-agent
+    prompting rows); ``exact_scp`` finds the published Exact Search row, while the
+    correctly oriented ``exact`` is our own row and has none."""
+    return paper_row(method, dataset, None if model is None else model_label(model))
 
 
 def _tokens(usage: Mapping[str, Any]) -> int:
@@ -161,22 +59,45 @@ def _tokens(usage: Mapping[str, Any]) -> int:
     return int(total.get("input_tokens", 0)) + int(total.get("output_tokens", 0))
 
 
+_SCORED = ("shd", "nhd", "nhd_truncated", "f1")
+
+
 def _row(method: str, dataset: str, result: Any, truth: Any, model: Any) -> dict[str, Any]:
+    """One bench row. A result whose coding agent failed and fell back to a statistical
+    algorithm (:func:`~silicolab.discovery.mac.coding.fallback_of`) names it in
+    ``fallback`` and says so in ``error``; when the graph is the fallback's, its scores go
+    to the ``fallback_*`` columns and the method's own stay empty."""
+    from silicolab.discovery.mac.coding import fallback_of
     from silicolab.discovery.scoring import score
 
     scores = score(result, truth)
-    return {
+    row = {
         "method": method,
         "dataset": dataset,
         "model": model_label(model),
-        "shd": scores["shd"],
-        "nhd": scores["nhd"],
-        "nhd_truncated": scores["nhd_truncated"],
-        "f1": scores["f1"],
+        **{name: scores[name] for name in _SCORED},
         "runtime_s": result.runtime_s,
         "tokens": _tokens(result.usage),
         "notes": " | ".join(result.notes),
     }
+    fell_back = fallback_of(result)
+    if fell_back is None:
+        return row
+    algorithm, graph_is_fallback = fell_back
+    row["fallback"] = algorithm
+    if graph_is_fallback:
+        row |= {f"fallback_{name}": scores[name] for name in _SCORED}
+        row |= {"shd": None, "nhd": math.nan, "nhd_truncated": math.nan, "f1": math.nan}
+        row["error"] = (
+            f"FAILED: every coding attempt failed, so {method} has no graph of its own; "
+            f"the graph of the fallback {algorithm} is scored in the fallback columns"
+        )
+    else:
+        row["error"] = (
+            f"DEGRADED: every coding attempt failed; the debate's evidence came from the "
+            f"fallback {algorithm}, not from the agent's code"
+        )
+    return row
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -288,6 +209,15 @@ def _with_published(row: dict[str, Any], model: Any) -> dict[str, Any]:
         )
     )
     row["published_note"] = "" if ref is None else ref.note
+    row["published_row"] = "" if ref is None else ref.row
+    row[ROW_KEY] = (
+        {}
+        if ref is None
+        else {
+            "published_shd": {**ref.provenance("SHD").to_dict(), "low": ref.shd, "high": None},
+            "published_nhd": {**ref.provenance("NHD").to_dict(), "low": ref.nhd, "high": None},
+        }
+    )
     return row
 
 
@@ -313,6 +243,7 @@ async def arun_discovery(
             jobs=bench.jobs,
             run=run,
             process=run_statistical_unit,
+            description="discovery",
             executor=bench.executor,
         )
         rows += _collect(results, stat, "")
@@ -323,6 +254,7 @@ async def arun_discovery(
             key=lambda u: f"{u.method}[{label}]/{u.dataset}",
             jobs=bench.jobs,
             run=run,
+            description="discovery (LLM)",
             executor=bench.executor,
         )
         rows += _collect(results, llm, label)
@@ -338,17 +270,22 @@ async def arun_discovery(
 
 
 def _llm_health(result: Any) -> UnitHealth:
-    """An LLM unit is one model step: a failed unit is a model error."""
-    if result.ok:
-        return UnitHealth(unit=result.key, steps=1)
-    return UnitHealth(unit=result.key, steps=1, model_errors=1, sample_reply=str(result.error))
+    """An LLM unit is one model step: a failed unit is a model error, a unit whose coding
+    agent fell back to a statistical algorithm (its row names the ``fallback``) an
+    invalid action."""
+    unit = UnitHealth(unit=result.key, steps=1)
+    if not result.ok:
+        unit.note_failure("model_errors", str(result.error))
+    elif result.value.get("fallback"):
+        unit.note_failure("invalid_actions", result.value.get("error"))
+    return unit
 
 
 def _collect(results: list[Any], units: list[DiscoveryUnit], label: str) -> list[dict]:
     rows = []
     for result, unit in zip(results, units, strict=True):
         if result.ok:
-            rows.append({**result.value, "error": ""})
+            rows.append({**result.value, "error": result.value.get("error", "")})
         else:
             rows.append(
                 {

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from silicolab.core.errors import InputError
-from silicolab.llm.base import run_sync
+from silicolab.core.sync import run_sync
 from silicolab.runs.health import RunHealth, UnitHealth
 from silicolab.runtime import LOCAL, AsyncExecutor, ExecutorChoice, ProcessExecutor
 from silicolab.runtime.base import EventLog, UnitResult
@@ -161,10 +161,9 @@ def _play_offline(
     return event
 
 
-def sync(coro: Coroutine[Any, Any, Any], twin: str) -> Any:
-    """Run a bench's async runner from synchronous code (``twin`` names it for the error
-    raised inside a running event loop, e.g. a notebook)."""
-    return run_sync(coro, twin=twin)
+#: Run a bench's async runner from synchronous code, a notebook included: the one
+#: :func:`~silicolab.core.sync.run_sync`, under the name the benches and the CLI use.
+sync = run_sync
 
 
 def episode_health(result: UnitResult, *, model_errors: bool) -> UnitHealth | None:
@@ -199,7 +198,8 @@ PUBLISHED_PREFIXES = ("published_", "paper_", "box_")
 def null_reasons(row: Mapping[str, Any]) -> dict[str, str]:
     """``{column: why it is empty}`` for every ``None`` figure of a bench row (strict JSON
     writes a missing or non-finite number as ``null``; the reason says which it was): a
-    published column the paper has no value for, a unit that failed (its error), a row
+    published column the paper has no value for, a fallback column of a row without a
+    scored fallback graph, a unit that failed (its error), a row
     whose every unit failed, or a summary with no finite value to summarize."""
     error = str(row.get("error") or "").strip()
     done = next((row[k] for k in ("episodes", "seeds") if row.get(k) is not None), None)
@@ -210,6 +210,8 @@ def null_reasons(row: Mapping[str, Any]) -> dict[str, str]:
             continue
         if column.startswith(PUBLISHED_PREFIXES) or column == "match":
             reasons[column] = "the published tables have no value for this row"
+        elif column.startswith("fallback"):
+            reasons[column] = "no fallback graph was scored for this row"
         elif error:
             reasons[column] = f"the unit failed: {error[:200]}"
         elif all_failed:

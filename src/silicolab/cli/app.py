@@ -14,6 +14,7 @@ import typer
 
 from silicolab import __version__
 from silicolab.cli.bench_app import bench_app
+from silicolab.cli.bounds import IN_FLIGHT_JOBS_HELP
 from silicolab.cli.cache_app import cache_app
 from silicolab.cli.common import (
     BaseUrlOpt,
@@ -22,7 +23,9 @@ from silicolab.cli.common import (
     KeyEnvOpt,
     ModelOpt,
     ResumeOpt,
+    RetryFailedOpt,
     RunsDirOpt,
+    UsageCommand,
 )
 from silicolab.cli.sim_app import sim_app
 from silicolab.cli.study_app import study_app
@@ -49,7 +52,7 @@ from silicolab.cli.serve_app import serve_app  # noqa: E402 - after the app it j
 app.add_typer(serve_app, name="serve")
 from silicolab.cli.view_app import view  # noqa: E402
 
-app.command("view")(view)
+app.command("view", cls=UsageCommand)(view)
 
 
 def _version(value: bool) -> None:
@@ -81,10 +84,13 @@ def demo(
     seed: Annotated[
         int, typer.Option(min=0, help="Seed of the run (same seed, same results).")
     ] = 0,
-    jobs: Annotated[int, typer.Option(min=1, help="Conditions run concurrently.")] = 16,
+    jobs: Annotated[
+        int, typer.Option(min=1, help=f"Conditions run concurrently {IN_FLIGHT_JOBS_HELP}.")
+    ] = 16,
     resume: Annotated[
         bool, typer.Option("--resume", help="Finish the latest unfinished demo run.")
     ] = False,
+    retry_failed: RetryFailedOpt = False,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -96,11 +102,13 @@ def demo(
     scripted test double whose answers follow a hidden SCM, so the estimates are shown
     beside the truth. Then a short tour: causal discovery, CausaLab, BoxingGym.
     """
+    from silicolab.cli.bounds import check_jobs
     from silicolab.cli.demo import run_demo
     from silicolab.cli.options import explicit_options
     from silicolab.core.config import load_settings
     from silicolab.runs import check_root
 
+    check_jobs(jobs, processes=False)
     check_root(runs_dir or load_settings(config).runs_dir)  # before any run directory
     run_demo(
         runs_dir=runs_dir,
@@ -108,6 +116,7 @@ def demo(
         seed=seed,
         jobs=jobs,
         resume=resume,
+        retry_failed=retry_failed,
         explicit=explicit_options(ctx),
         config=config,
         json_out=json_out,
@@ -122,7 +131,7 @@ def models(config: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     show_models(config=config, json_out=json_out)
 
 
-@app.command()
+@app.command(cls=UsageCommand)
 def ask(
     prompt: Annotated[str, typer.Argument(help="What to ask.")],
     role: Annotated[str, typer.Option(help="Which configured role's model to use.")] = "default",
@@ -188,6 +197,7 @@ def discover(
         typer.Option(min=0, help="Seed of methods that sample (LiNGAM, the LLM's sampling seed)."),
     ] = None,
     resume: ResumeOpt = False,
+    retry_failed: RetryFailedOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
@@ -213,6 +223,7 @@ def discover(
         api_key_env=api_key_env,
         seed=seed,
         resume=resume,
+        retry_failed=retry_failed,
         explicit=explicit_options(),
         runs_dir=runs_dir,
         config=config,
@@ -223,27 +234,82 @@ def discover(
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning every error a user can fix into one
     line on stderr and exit 2 (usage errors included), SIGTERM and Ctrl-C into an
-    ``interrupted`` run with a resume hint (exit 143 / 130)."""
+    ``interrupted`` run with a resume hint (exit 143 / 130). With ``--json`` an error is
+    also one JSON object on stdout (:func:`json_error`). Library warnings are counted and
+    summarized on stderr at the end (:mod:`silicolab.core.warnings_summary`)."""
+    from silicolab.core.warnings_summary import counted_warnings
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    with counted_warnings():
+        code = _run(args, json_mode="--json" in args)
+    sys.exit(code)
+
+
+def _run(argv: list[str], *, json_mode: bool) -> int:
+    """Run the app on ``argv`` and return the process's exit code (see :func:`main`)."""
     from silicolab.cli import signals
+    from silicolab.cli.resume_target import take_resume_dir
     from silicolab.core.errors import SilicolabError
 
     signals.install()
     try:
-        code = app(args=argv, standalone_mode=False)
+        args = take_resume_dir(argv)
+        code = app(args=args, standalone_mode=False)
     except SilicolabError as err:
-        typer.echo(f"error: {one_line(str(err))}", err=True)
-        sys.exit(err.exit_code)
+        prefix = "error: " if err.exit_code else ""  # exit 0: nothing to do (NothingFailed)
+        typer.echo(f"{prefix}{one_line(str(err))}", err=True)
+        if json_mode and err.exit_code:
+            json_error(str(err), err.exit_code, error_kind(err))
+        return err.exit_code
     except (KeyboardInterrupt, typer.Abort) as err:
         typer.echo(signals.RESUME_HINT, err=True)
-        sys.exit(signals.exit_code(err))
+        if json_mode:
+            json_error("interrupted", signals.exit_code(err), "interrupted")
+        return signals.exit_code(err)
     except typer.exceptions.TyperException as err:  # click's usage errors
-        sys.exit(_usage_error(err))
+        code = _usage_error(err)
+        if json_mode and code:
+            json_error(_usage_message(err), code, "usage")
+        return code
+    except Exception as err:  # a bug: the traceback follows on stderr, exit 1
+        if json_mode:
+            json_error(f"{type(err).__name__}: {one_line(str(err))}", 1, "bug")
+        raise
     finally:
         _leave_ray_cluster()
     if code == signals.INTERRUPTED or signals.received():  # typer turns Ctrl-C into exit 130
         typer.echo(signals.RESUME_HINT, err=True)
-        sys.exit(signals.exit_code())
-    sys.exit(code if isinstance(code, int) else 0)
+        if json_mode:
+            json_error("interrupted", signals.exit_code(), "interrupted")
+        return signals.exit_code()
+    return code if isinstance(code, int) else 0
+
+
+#: ``kind`` of a JSON error object per error class name (others: the name in snake case).
+_ERROR_KINDS = {
+    "InputError": "input",
+    "ConfigError": "config",
+    "LLMError": "model",
+    "ParseFailure": "model",
+    "BudgetReached": "spending_limit",
+    "InvalidAction": "input",
+}
+
+
+def error_kind(err: Exception) -> str:
+    """What kind of problem ``err`` is, for scripts: ``input``, ``config``, ``model``, ..."""
+    for cls in type(err).__mro__:
+        if cls.__name__ in _ERROR_KINDS:
+            return _ERROR_KINDS[cls.__name__]
+    return type(err).__name__.lower()
+
+
+def json_error(message: str, exit_code: int, kind: str) -> None:
+    """The error as one JSON object on stdout (``--json``): a script reading stdout gets
+    ``{"error": ..., "exit_code": n, "kind": ...}`` instead of nothing."""
+    from silicolab.core.files import dumps
+
+    typer.echo(dumps({"error": one_line(message), "exit_code": exit_code, "kind": kind}))
 
 
 def _leave_ray_cluster() -> None:
@@ -261,11 +327,16 @@ def _usage_error(err: Exception) -> int:
     if type(err).__name__ == "NoArgsIsHelpError" and ctx is not None:
         typer.echo(ctx.get_help())
         return 2
-    format_message = getattr(err, "format_message", None)
-    message = one_line(format_message() if format_message else str(err))
+    message = _usage_message(err)
     hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
     typer.echo(f"error: {message}{hint}", err=True)
     return int(getattr(err, "exit_code", 2))
+
+
+def _usage_message(err: Exception) -> str:
+    """A click usage error's message on one line."""
+    format_message = getattr(err, "format_message", None)
+    return one_line(format_message() if format_message else str(err))
 
 
 def one_line(message: str) -> str:

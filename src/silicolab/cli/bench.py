@@ -1,25 +1,29 @@
 """``silicolab bench ...``: one flow for every bench, beside the published tables.
 
-Each command validates its fixed-value options before any run directory exists, opens the
-run with :func:`silicolab.runs.open_run` (``--resume`` continues the latest run of that
-bench with its stored settings and refuses typed options that contradict them; a finished
-run is never reopened: ``--resume`` then shows its results), builds the bench's frozen
-spec from the settings in use, loads each model by its role, runs the bench through
-:mod:`silicolab.bench.harness`, and renders with :mod:`silicolab.report.bench`. A run
-whose every step failed in some unit ends ``degraded``: the health line goes to stderr
-and the command exits :data:`~silicolab.runs.DEGRADED_EXIT`.
+Each command validates its fixed-value options and loads the models it will use before
+any run directory exists, opens the run with :func:`silicolab.runs.open_run`
+(``--resume`` continues the latest unfinished run of that bench with its stored settings
+and refuses typed options that contradict them; a finished run is never reopened: when
+every run is finished ``--resume`` shows the latest one's results; ``--retry-failed``
+also reruns the episodes that failed), builds the bench's frozen spec from the settings
+in use, runs the bench through :mod:`silicolab.bench.harness`, and renders with
+:mod:`silicolab.report.bench`. A run whose every step failed in some unit ends
+``degraded``: the health line goes to stderr and the command exits
+:data:`~silicolab.runs.DEGRADED_EXIT`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from silicolab.cli.flow import emit, runs_root, write_html_report
+from silicolab.cli.bounds import check_jobs, confirm_units
+from silicolab.cli.flow import emit, runs_root, shown_run_dir, write_html_report
+from silicolab.cli.resume_target import resume_target
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 from silicolab.core.files import dumps
@@ -31,19 +35,30 @@ AGENT_ALIASES = {"boed": "reference", "react": "llm"}
 @dataclass(frozen=True)
 class Connection:
     """How to reach the models: the config file and the command-line overrides of the
-    scientist's server (they never reach another role)."""
+    scientist's server (they never reach another role).
+
+    A model is loaded once per role and spec: the benches' ``check`` loads the models
+    it will use before any run directory exists (an unknown spec or a missing key is
+    refused there), and ``execute`` gets the same objects back."""
 
     config: Path | None = None
     base_url: str | None = None
     api_key_env: str | None = None
+    _loaded: dict[tuple[str, str | None], Any] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def model(self, role: str, spec: str | None) -> Any:
         from silicolab.llm.roles import role_model
 
-        server = {"base_url": self.base_url, "api_key_env": self.api_key_env}
-        if role != "scientist":
-            server = {}
-        return role_model(role, load_settings(self.config), spec=spec, **server)
+        if (role, spec) not in self._loaded:
+            server = {"base_url": self.base_url, "api_key_env": self.api_key_env}
+            if role != "scientist":
+                server = {}
+            self._loaded[role, spec] = role_model(
+                role, load_settings(self.config), spec=spec, **server
+            )
+        return self._loaded[role, spec]
 
 
 def typed_options(ctx: Any) -> set[str]:
@@ -106,39 +121,56 @@ def run_bench(
     config: Path | None,
     json_out: bool,
     slug: str,
+    plan: Callable[[dict[str, Any]], tuple[int, str]] | None = None,
+    yes: bool = False,
+    retry_failed: bool = False,
 ) -> dict[str, Any]:
     """The flow every bench command shares (module docstring). ``check(settings)``
-    validates; ``execute(settings, run)`` returns ``(table, view)``."""
+    validates; ``execute(settings, run)`` returns ``(table, view)``; ``plan(settings)``
+    counts a new run's units and says what they are: a large run needs ``yes`` (or a
+    yes at the prompt, :func:`~silicolab.cli.bounds.confirm_units`); ``retry_failed``
+    resumes and reruns the units that failed."""
     from silicolab.runs import Run, open_run
 
     check(settings)
+    if plan is not None and not resume:
+        confirm_units(*plan(settings), yes=yes)
     root = runs_root(runs_dir, config)
     kind = f"bench-{name}"
-    if resume:
-        latest = Run.latest(root, kind=kind)
+    target = resume_target(resume or retry_failed)
+    if target is True and not retry_failed and Run.latest(root, kind, unfinished=True) is None:
+        latest = Run.latest(root, kind=kind)  # nothing to resume: show the finished results
         if latest is not None and latest.status == "finished":
             return _show_finished(latest, settings, explicit, json_out)
-    run, used = open_run(root, kind, settings=settings, explicit=explicit, resume=resume, slug=slug)
+    run, used = open_run(
+        root, kind, settings=settings, explicit=explicit, resume=target, slug=slug,
+        retry_failed=retry_failed,
+    )  # fmt: skip
     check(used)
     with run:
         table, view = execute(used, run)
         rows = table_rows(table)
         health = table.attrs.get("health")
         record = {"settings": used, "rows": rows, "usage": table.attrs.get("usage")}
+        if table.attrs.get("regime"):  # bench causalab --regime: the regime's anchors
+            record["regime"] = table.attrs["regime"]
         if health is not None:
             record["health"] = health.to_dict()
         run.write_record(record)
         run.write_report(view.markdown(table))
         status = run.finish(health)
         write_html_report(run)
+    payload = {"run_dir": str(shown_run_dir(run.path)), "status": status, "rows": rows}
+    if record.get("regime"):
+        payload["regime"] = record["regime"]
     emit(
-        {"run_dir": str(run.path), "status": status, "rows": rows},
+        payload,
         json_out=json_out,
-        show=lambda: view.print(table, run.path),
+        show=lambda: view.print(table, shown_run_dir(run.path)),
         status=status,
         health=health,
     )
-    return {"run_dir": str(run.path), "rows": rows}
+    return {"run_dir": str(shown_run_dir(run.path)), "rows": rows}
 
 
 def table_rows(table: Any) -> list[dict[str, Any]]:
@@ -169,13 +201,13 @@ def _show_finished(
             f"the latest run {run.path} is finished with other settings ({given}); "
             "start a new run without --resume"
         )
-    rows = (run.read_record() or {}).get("rows", [])
-    typer.echo(f"note: {run.path} is finished; nothing to resume, showing its results", err=True)
+    rows, run_dir = (run.read_record() or {}).get("rows", []), str(shown_run_dir(run.path))
+    typer.echo(f"note: {run_dir} is finished; nothing to resume, showing its results", err=True)
     if json_out:
-        typer.echo(dumps({"run_dir": str(run.path), "status": run.status, "rows": rows}))
+        typer.echo(dumps({"run_dir": run_dir, "status": run.status, "rows": rows}))
     else:
         typer.echo(run.path.joinpath("report.md").read_text(encoding="utf-8"))
-    return {"run_dir": str(run.path), "rows": rows}
+    return {"run_dir": run_dir, "rows": rows}
 
 
 # -- discovery ---------------------------------------------------------------------------
@@ -191,31 +223,39 @@ def run_bench_discovery(
 ) -> dict[str, Any]:
     """Causal discovery on the SCP/MAC datasets (settings: methods, datasets, model)."""
 
+    def bench_of(s: dict[str, Any]) -> Any:
+        from silicolab.bench.discovery import DATASETS, DiscoveryBench
+
+        methods = split_list(s["methods"], "methods")
+        datasets = DATASETS if s["datasets"] == "all" else split_list(s["datasets"], "datasets")
+        return DiscoveryBench.build(methods, datasets, jobs=jobs, executor=executor)
+
     def check(s: dict[str, Any]) -> None:
         from silicolab.discovery import registry
 
         methods = split_list(s["methods"], "methods")
         for method in methods:
             registry.get(method)
-        if s["datasets"] != "all":
-            split_list(s["datasets"], "datasets")
+        statistical = any(m not in registry.available("llm") for m in methods)
+        check_jobs(jobs, processes=statistical and executor.kind == "local")
+        bench_of(s)  # unknown datasets are refused here, before any run directory
         needs_llm = [m for m in methods if m in registry.available("llm")]
         if needs_llm and not s["model"]:
             raise InputError(
                 f"{', '.join(needs_llm)} need a language model: add --model SPEC "
                 "(and --base-url for a local server)"
             )
+        if needs_llm:  # a bad spec or a missing key: refused before the run
+            connection.model("scientist", s["model"])
 
     def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
-        from silicolab.bench.discovery import DATASETS, DiscoveryBench, arun_discovery
+        from silicolab.bench.discovery import arun_discovery
         from silicolab.bench.harness import sync
         from silicolab.discovery import registry
         from silicolab.report.bench import discovery_view
 
-        methods = split_list(s["methods"], "methods")
-        datasets = DATASETS if s["datasets"] == "all" else split_list(s["datasets"], "datasets")
-        bench = DiscoveryBench.build(methods, datasets, jobs=jobs, executor=executor)
-        llm = any(m in registry.available("llm") for m in methods)
+        bench = bench_of(s)
+        llm = any(m in registry.available("llm") for m in bench.methods)
         model = connection.model("scientist", s["model"]) if llm else None
         table = sync(arun_discovery(bench, model=model, run=run), twin="arun_discovery")
         if model is not None:
@@ -224,78 +264,6 @@ def run_bench_discovery(
 
     slug = settings["methods"].replace(",", "-")[:40]
     return run_bench("discovery", settings, check=check, execute=execute, slug=slug, **flow)
-
-
-# -- CausaLab ----------------------------------------------------------------------------
-
-
-def expand_suites(value: str) -> list[str]:
-    """``"3nodes..7nodes"`` -> the five main suites; ``"main"`` likewise; otherwise a
-    comma-separated list checked against the released suite names."""
-    from silicolab.envs.causalab.suite import suite_names
-
-    known = suite_names()
-    if value in ("main", "3nodes..7nodes"):
-        return [f"{k}nodes" for k in range(3, 8)]
-    if value == "all":
-        return list(known)
-    out = []
-    for item in split_list(value, "suite"):
-        lo, sep, hi = item.partition("..")
-        if sep:
-            ks = range(int(lo.removesuffix("nodes")), int(hi.removesuffix("nodes")) + 1)
-            out += [f"{k}nodes" for k in ks]
-        else:
-            out.append(item)
-    unknown = [s for s in out if s not in known]
-    if unknown:
-        raise InputError(f"unknown suite(s) {unknown}; choose from {', '.join(known)}")
-    return out
-
-
-def run_bench_causalab(
-    *,
-    settings: dict[str, Any],
-    connection: Connection,
-    jobs: int,
-    executor: Any,
-    **flow: Any,
-) -> dict[str, Any]:
-    """The CausaLab crystal lab (settings: suite, agent, model, episodes, verify,
-    fidelity, seed), beside the paper's numbers."""
-    from silicolab.envs import FIDELITIES
-
-    settings["agent"] = agent_name(settings["agent"], "reference, random or llm")
-
-    def check(s: dict[str, Any]) -> None:
-        from silicolab.scientists.causalab import VERIFY_MODES
-
-        expand_suites(s["suite"])
-        choice(s["verify"], "--verify", VERIFY_MODES)
-        choice(s["fidelity"], "--fidelity", FIDELITIES)
-        llm_needs_model(s)
-
-    def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
-        from silicolab.bench.causalab import CausaLabBench, arun_causalab
-        from silicolab.bench.harness import sync
-        from silicolab.report.bench import causalab_view
-
-        bench = CausaLabBench(
-            suites=tuple(expand_suites(s["suite"])),
-            agent=s["agent"],
-            episodes=s["episodes"],
-            verify=s["verify"],
-            fidelity=s["fidelity"],
-            seed=s["seed"],
-            jobs=jobs,
-            executor=executor,
-        )
-        model = connection.model("scientist", s["model"]) if s["agent"] == "llm" else None
-        table = sync(arun_causalab(bench, model=model, run=run), twin="arun_causalab")
-        return table, causalab_view(table, s["agent"], with_tokens=model is not None)
-
-    slug = f"{settings['agent']}-{settings['suite']}"[:40]
-    return run_bench("causalab", settings, check=check, execute=execute, slug=slug, **flow)
 
 
 # -- BoxingGym ---------------------------------------------------------------------------
@@ -343,10 +311,18 @@ def run_bench_boxinggym(
         boxinggym_pairs(s["env"])
         choice(s["fidelity"], "--fidelity", FIDELITIES)
         llm_needs_model(s)
+        from silicolab.bench.boxinggym import LLM_AGENTS
+
+        online = s["agent"] in LLM_AGENTS or s["communicate"] or bool(s["participant_model"])
+        check_jobs(jobs, processes=not online and executor.kind == "local")
         if s["agent"] in ("apprentice", "statistician"):
             from silicolab.scientists.boxinggym.apprentice.execute import require_ppl
 
-            require_ppl()
+            require_ppl(s["agent"])
+        if s["agent"] in ("llm", "apprentice"):  # models load before the run: bad specs stop
+            connection.model("scientist", s["model"])
+        if s["participant_model"]:
+            connection.model("participant", s["participant_model"])
 
     def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
         from silicolab.bench.boxinggym import BoxingGymBench, Models, arun_boxinggym
@@ -369,10 +345,19 @@ def run_bench_boxinggym(
         speak = {"llm": connection.model("participant", participant)} if participant else None
         models = Models(scientist=scientist, env_options=speak)
         table = sync(arun_boxinggym(bench, models=models, run=run), twin="arun_boxinggym")
-        return table, boxinggym_view(s["agent"], s["communicate"])
+        return table, boxinggym_view(s["agent"], s["communicate"], table)
+
+    def plan(s: dict[str, Any]) -> tuple[int, str]:
+        from silicolab.bench.boxinggym import BoxingGymBench
+
+        one = BoxingGymBench.build(boxinggym_pairs(s["env"]), s["agent"], prior=s["prior"], seeds=1)
+        goals, units = len(one.pairs), len(one.pairs) * s["seeds"]
+        return units, f"{goals} goals x {s['seeds']:,} seeds = {units:,} episodes"
 
     slug = f"{settings['agent']}-{settings['env']}"[:40]
-    return run_bench("boxinggym", settings, check=check, execute=execute, slug=slug, **flow)
+    return run_bench(
+        "boxinggym", settings, check=check, execute=execute, plan=plan, slug=slug, **flow
+    )
 
 
 # -- any environment family ------------------------------------------------------------
@@ -395,6 +380,15 @@ def run_bench_episodes(
         for env in split_list(s["env"], "env"):
             family_of(env)
         llm_needs_model(s)
+        check_jobs(jobs, processes=s["agent"] != "llm" and executor.kind == "local")
+        if s["agent"] == "llm":  # a bad spec or a missing key: refused before the run
+            connection.model("scientist", s["model"])
+
+    def plan(s: dict[str, Any]) -> tuple[int, str]:
+        envs = len(split_list(s["env"], "env"))
+        units = envs * s["seeds"]
+        kinds = "environments" if envs > 1 else "environment"
+        return units, f"{envs} {kinds} x {s['seeds']:,} seeds = {units:,} episodes"
 
     def execute(s: dict[str, Any], run: Any) -> tuple[Any, Any]:
         from silicolab.bench.episodes import EpisodesBench, arun_episodes
@@ -413,4 +407,6 @@ def run_bench_episodes(
         return table, episodes_view(table)
 
     slug = f"{settings['agent']}-{settings['env']}"[:40]
-    return run_bench("episodes", settings, check=check, execute=execute, slug=slug, **flow)
+    return run_bench(
+        "episodes", settings, check=check, execute=execute, plan=plan, slug=slug, **flow
+    )

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from silicolab.cli.bounds import BENCH_JOBS_HELP, YES_HELP
 from silicolab.cli.common import (
     BaseUrlOpt,
     ConfigOpt,
@@ -22,8 +23,12 @@ from silicolab.cli.common import (
     LatestResumeOpt,
     ModelOpt,
     RayAddressOpt,
+    RetryFailedOpt,
     RunsDirOpt,
 )
+
+JobsOpt = Annotated[int, typer.Option(min=1, help=f"Units run at once: {BENCH_JOBS_HELP}.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help=YES_HELP)]
 
 bench_app = typer.Typer(
     help="Run benchmark suites resumably and compare with the published numbers.",
@@ -41,10 +46,11 @@ def bench_discovery(
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
-    jobs: Annotated[int, typer.Option(min=1, help="Units run concurrently.")] = 2,
+    jobs: JobsOpt = 2,
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     resume: LatestResumeOpt = False,
+    retry_failed: RetryFailedOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
@@ -78,27 +84,58 @@ def bench_causalab(
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
     episodes: Annotated[int, typer.Option(min=1, max=50, help="Graphs per suite.")] = 50,
-    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 8,
+    jobs: JobsOpt = 8,
+    yes: YesOpt = False,
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     verify: Annotated[
         str, typer.Option(help="LLM verification: none, per_step or before_commit.")
     ] = "none",
     fidelity: Annotated[
-        str, typer.Option(help="fixed (deterministic) or faithful (the published quirks).")
+        str,
+        typer.Option(
+            help="fixed (deterministic lab, our LLM agent) or faithful (the published quirks "
+            "and the paper's LLM agent settings; docs/causalab.md)."
+        ),
     ] = "fixed",
     seed: Annotated[int, typer.Option(help="Seed of the lab instances.")] = 0,
+    regime: Annotated[
+        str | None,
+        typer.Option(
+            help="Also show the paper's anchors of one scaling regime: observation-only, "
+            "intervention-only or mixed, and whether this run matches it."
+        ),
+    ] = None,
+    observations: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Prior records per episode (default: the suite's, 2); with --interventions, "
+            "one of the paper's scaling settings, e.g. 3 and 0 (observation-only).",
+        ),
+    ] = None,
+    interventions: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Intervention budget per episode (default: the suite's, 4(k-1)); 0 is "
+            "observation-only. A run off the main setting is not compared with the main "
+            "results; --regime shows its regime's points.",
+        ),
+    ] = None,
     resume: LatestResumeOpt = False,
+    retry_failed: RetryFailedOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """CausaLab crystal-lab episodes: task accuracy, edge F1, SHD, weight and root F1,
     beside the CausaLab paper's numbers for the same suite."""
-    from silicolab.cli.bench import run_bench_causalab
+    from silicolab.cli.bench_causalab import run_bench_causalab
 
     settings = {"suite": suite, "agent": agent, "model": model, "episodes": episodes}
-    settings.update(verify=verify, fidelity=fidelity, seed=seed)
+    settings.update(verify=verify, fidelity=fidelity, seed=seed, regime=regime)
+    settings.update(observations=observations, interventions=interventions)
     run_bench_causalab(
         settings=settings,
         **_bench_flow(ctx, config, base_url, api_key_env, jobs, resume, runs_dir, json_out),
@@ -145,13 +182,15 @@ def bench_boxinggym(
             "machines speak (default: a plain template).",
         ),
     ] = None,
-    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 2,
+    jobs: JobsOpt = 2,
+    yes: YesOpt = False,
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     fidelity: Annotated[
         str, typer.Option(help="fixed (bugs fixed) or faithful (as published).")
     ] = "fixed",
     resume: LatestResumeOpt = False,
+    retry_failed: RetryFailedOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
@@ -179,10 +218,12 @@ def bench_episodes(
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
     seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per environment.")] = 3,
-    jobs: Annotated[int, typer.Option(min=1, help="Episodes run in parallel.")] = 1,
+    jobs: JobsOpt = 1,
+    yes: YesOpt = False,
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     resume: LatestResumeOpt = False,
+    retry_failed: RetryFailedOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
@@ -209,7 +250,8 @@ def _bench_flow(
 ) -> dict[str, Any]:
     """The options every bench command passes on, with the names the user typed; the
     executor (``--executor``, ``--ray-address``) is checked before any run directory exists
-    and, like ``--jobs``, is not a stored setting: it changes how units run, not results."""
+    and, like ``--jobs`` and ``--yes``, is not a stored setting: it changes how units run,
+    not results."""
     from silicolab.cli.bench import Connection, typed_options
     from silicolab.runtime.choice import ExecutorChoice
 
@@ -217,9 +259,11 @@ def _bench_flow(
     return {
         "connection": Connection(config, base_url, api_key_env),
         "jobs": jobs,
+        "yes": bool(ctx.params.get("yes", False)),
         "executor": executor,
         "explicit": typed_options(ctx),
         "resume": resume,
+        "retry_failed": ctx.params["retry_failed"],
         "runs_dir": runs_dir,
         "config": config,
         "json_out": json_out,

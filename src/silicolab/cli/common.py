@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand
 
 ConfigOpt = Annotated[
     Path | None,
@@ -35,10 +36,27 @@ ResumeOpt = Annotated[
     bool,
     typer.Option(
         "--resume",
-        help="Finish the latest unfinished run of this command with its stored settings.",
+        help="Finish the latest unfinished run of this command with its stored settings "
+        "(--resume RUN_DIR: that run).",
     ),
 ]
-LatestResumeOpt = Annotated[bool, typer.Option("--resume", help="Finish the latest run.")]
+LatestResumeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--resume",
+        help="Finish the latest unfinished run (--resume RUN_DIR: that run); when every run "
+        "is finished, show the latest one's results.",
+    ),
+]
+RetryFailedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--retry-failed",
+        help="Like --resume (the latest degraded or unfinished run, or --retry-failed "
+        "RUN_DIR), and also rerun the units whose every model step failed, asking the model "
+        "anew instead of the cache.",
+    ),
+]
 ExecutorOpt = Annotated[
     str,
     typer.Option(
@@ -55,6 +73,25 @@ RayAddressOpt = Annotated[
     ),
 ]
 
+
+class UsageCommand(TyperCommand):
+    """A command whose usage line names its arguments as click always did, ``RUN_DIR``
+    (required) and ``[EXAMPLE]`` (optional), instead of typer's ``{run_dir}``: the form
+    the help text and the docs use. Every command with an argument is declared with
+    ``cls=UsageCommand``."""
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name != "argument":
+                pieces.extend(param.get_usage_pieces(ctx))
+                continue
+            name = (param.metavar or param.name or "").upper()
+            name = name if param.required else f"[{name}]"
+            pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
+
 __all__ = [
     "BaseUrlOpt",
     "ConfigOpt",
@@ -65,5 +102,7 @@ __all__ = [
     "ModelOpt",
     "RayAddressOpt",
     "ResumeOpt",
+    "RetryFailedOpt",
     "RunsDirOpt",
+    "UsageCommand",
 ]

@@ -17,7 +17,8 @@ from typing import Any
 
 import typer
 
-from silicolab.cli.flow import write_html_report
+from silicolab.cli.flow import shown_run_dir, write_html_report
+from silicolab.cli.resume_target import resume_target
 from silicolab.core.config import load_settings
 from silicolab.core.files import dumps
 
@@ -32,8 +33,10 @@ def run_demo(
     explicit: set[str],
     config: Path | None,
     json_out: bool,
+    retry_failed: bool = False,
 ) -> dict[str, Any]:
-    """Run (or resume) the demo and print what a researcher wants to see first."""
+    """Run (or resume; ``retry_failed`` also reruns the units that failed) the demo and
+    print what a researcher wants to see first."""
     from silicolab.cli.demo_tour import (
         boxinggym_part,
         causalab_part,
@@ -45,15 +48,18 @@ def run_demo(
     from silicolab.report.demo_report import demo_report, print_demo
     from silicolab.runs import open_run
     from silicolab.studies.demo_study import arun_demo_study
+    from silicolab.studies.study import write_study_record
 
     settings = load_settings(config)
     root = runs_dir or Path(settings.runs_dir)
     wanted = {"seed": seed, "jobs": jobs, "conditions": conditions}
     run, used = open_run(
-        root, "demo", settings=wanted, explicit=explicit, resume=resume, slug="mug-study",
-        seed=seed,
+        root, "demo", settings=wanted, explicit=explicit, slug="mug-study",
+        resume=resume_target(resume or retry_failed),
+        seed=seed, retry_failed=retry_failed,
     )  # fmt: skip
     with run:
+        run.track_usage()  # time and model calls go to run.json; the record is the science
         study = run_sync(
             arun_demo_study(
                 run,
@@ -64,23 +70,27 @@ def run_demo(
             )
         )
         tour = {
-            "discovery": discovery_part(),
+            "discovery": discovery_part(run),
             "causalab": causalab_part(run),
             "boxinggym": boxinggym_part(),
         }
         record = {**study, "tour": tour}
-        run.write_record(record)
-        run.write_report(demo_report(record, tour_report(**tour)))
+        write_study_record(run, record)
+        info = run.info  # the ledger and the tour's timings: process accounting
+        run.write_report(
+            demo_report(record, tour_report(**tour, timings=info.get("timings")), info)
+        )
         write_html_report(run)
     out = _summary(run, record)
     if json_out:
         typer.echo(dumps(out))
     else:
-        print_demo(record, run.path)
+        path = shown_run_dir(run.path)
+        print_demo(record, path, run.info)
         print_tour(**tour)
         typer.echo(
-            f"run directory: {run.path}  (report: {run.path / 'report.html'}; "
-            f"'silicolab view {run.path} --open' opens it)"
+            f"run directory: {path}  (report: {path / 'report.html'}; "
+            f"'silicolab view {path} --open' opens it)"
         )
         typer.echo(
             "with a real model on this machine (SmolLM2-135M, llama.cpp; docs/real_model.md): "
@@ -94,7 +104,7 @@ def _summary(run: Any, record: dict[str, Any]) -> dict[str, Any]:
 
     follow = record.get("follow_on") or {}
     return {
-        "run_dir": str(run.path),
+        "run_dir": str(shown_run_dir(run.path)),
         "status": run.status,
         "conditions": len(record["runs"]),
         "paths": path_rows(record.get("estimation")),
@@ -106,7 +116,7 @@ def _summary(run: Any, record: dict[str, Any]) -> dict[str, Any]:
             "paths": path_rows(follow.get("estimation")),
         },
         "decisions": len(record["decisions"]),
-        "ledger": record.get("llm_ledger"),
+        "ledger": run.info.get("llm_ledger"),
         **record["tour"],
     }
 

@@ -9,11 +9,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from silicolab.cli.flow import emit, open_checked_run, runs_root, write_html_report
+from silicolab.cli.flow import (
+    emit,
+    open_checked_run,
+    runs_root,
+    shown_run_dir,
+    write_html_report,
+)
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 from silicolab.core.files import dumps
+from silicolab.core.fresh import fresh_calls
 
+#: The unit key of the discovery's result in the run's events.jsonl.
+RESULT = "result"
 _EDGE = re.compile(r"^\s*([^-<>\s][^<>]*?)\s*->\s*([^-<>\s].*?)\s*$")
 
 
@@ -79,13 +88,15 @@ def run_discover(
     runs_dir: Path | None,
     config: Path | None,
     json_out: bool,
+    retry_failed: bool = False,
 ) -> dict[str, Any]:
     """Run the method, score it when a truth is known, write a run directory, print.
 
     Every input is checked before the run directory is created. ``resume`` reopens the
     latest unfinished discover run and runs it again with its stored settings (an LLM
     method's answers already received come from the cache); options in ``explicit``
-    that contradict the stored settings are refused.
+    that contradict the stored settings are refused. ``retry_failed`` resumes too and,
+    when the run was degraded, asks the model anew instead of the cache.
     """
     settings: dict[str, Any] = {
         "method": method,
@@ -108,60 +119,82 @@ def run_discover(
         explicit=explicit,
         prepare=lambda s, seed: _prepare(s, seed, config),
         slug=lambda job: f"{job.ds.name}-{method}",
+        retry_failed=retry_failed,
+        failed=_result_failed,
     )
     job, run, seed = opened.job, opened.run, opened.seed
     ds, method = job.ds, opened.settings["method"]
     with run:
-        result, record, health = _discover(job, seed)
-        run.append_event("result", {"edges": record["result"]["edges"], "scores": record["scores"]})
+        result, record, health = _discover(job, seed, run)
         run.write_record(record)
-        run.write_report(_report(ds, result, record["scores"], health))
+        run.write_report(_report(ds, result, record, health))
         status = run.finish(health)
         write_html_report(run)
     out = {
-        "run_dir": str(run.path),
+        "run_dir": str(shown_run_dir(run.path)),
         "status": status,
         "dataset": ds.name,
         "method": method,
         "seed": seed,
         "edges": record["result"].get("edges"),
         "scores": record["scores"],
+        "fallback": record["fallback"],
         "runtime_s": result.runtime_s,
         "usage": result.usage.get("total", result.usage),
         "health": record["health"],
     }
-    emit(
-        out,
-        json_out=json_out,
-        show=lambda: _print(ds, result, record["scores"], run.path, health),
-        status=status,
-        health=health,
-    )
+    show = lambda: _print(ds, result, record, shown_run_dir(run.path), health)  # noqa: E731
+    emit(out, json_out=json_out, show=show, status=status, health=health)
     return out
 
 
-def _discover(job: _Job, seed: int | None) -> tuple[Any, dict[str, Any], Any]:
-    """Run the job's method on its data: the result, the run's record and its health."""
+def _result_failed(event: dict[str, Any]) -> bool:
+    """``--retry-failed``'s rule for the result unit: the method raised, or its debates
+    were degraded (the judge's every decision failed on some question)."""
+    return event.get("status") == "error" or bool((event.get("data") or {}).get("degraded"))
+
+
+def _discover(job: _Job, seed: int | None, run: Any) -> tuple[Any, dict[str, Any], Any]:
+    """Run the job's method on its data: the result, the run's record and its health;
+    the result is the run's one unit event (a retried one asks the model anew).
+
+    A coding agent that failed every attempt and fell back to a statistical algorithm is
+    never scored as the method: ``scores`` is then ``None`` and ``fallback`` names the
+    algorithm and holds its scores (its health makes the run degraded)."""
     from silicolab.discovery import registry
     from silicolab.discovery.health import discovery_health
+    from silicolab.discovery.mac.coding import fallback_of
     from silicolab.discovery.scoring import score
+    from silicolab.runtime.progress import heartbeat
 
     ds = job.ds
-    result = registry.discover(ds.data, job.method, knowledge=job.knowledge, **job.kwargs)
+    fresh = fresh_calls(RESULT in run.retried_units())  # a retry: not the cached replies
+    with fresh, heartbeat(f"discover {job.method} on {ds.name}"):
+        result = registry.discover(ds.data, job.method, knowledge=job.knowledge, **job.kwargs)
     scores = score(result, ds.truth) if ds.truth is not None else None
     health = discovery_health(result.raw)
+    fell_back = fallback_of(result)
+    fallback = None
+    if fell_back is not None:
+        fallback = {"algorithm": fell_back[0], "graph_is_fallback": fell_back[1]}
+        if fell_back[1]:
+            fallback["scores"], scores = scores, None
     record = {
         "dataset": ds.name,
         "seed": seed,
         "params": kwargs_for_record(job.kwargs),
         "result": result.to_dict(),
         "scores": scores,
+        "fallback": fallback,
         "health": health.to_dict() if health else None,
         "truth": None if ds.truth is None else {"edges": [list(e) for e in ds.truth.edges]},
     }
     raw = result.raw if isinstance(result.raw, dict) else {}
     if raw.get("debates"):  # the MAC meta-debate's transcript, for the report
         record["debates"] = json.loads(dumps(raw["debates"]))
+    degraded = bool(health is not None and health.degraded)
+    run.append_event(RESULT, {"edges": record["result"]["edges"], "scores": scores,
+                              "degraded": degraded})  # fmt: skip
     return result, record, health
 
 
@@ -231,11 +264,31 @@ def _edge_lines(result: Any) -> list[str]:
     return [f"{a} {mark} {b}" for kind, mark in marks.items() for a, b in edges.get(kind, ())]
 
 
-def _report(ds: Any, result: Any, scores: dict[str, Any] | None, health: Any = None) -> str:
-    lines = [f"# {result.method} on {ds.name}", "", ds.description, "", "## Edges", ""]
+def _scored(record: dict[str, Any], method: str) -> tuple[str, dict[str, Any] | None, str]:
+    """What the edges and scores of a discover run are: a warning line when they are a
+    fallback's (else ``""``), the scores shown and their heading."""
+    fallback = record.get("fallback")
+    if not fallback:
+        return "", record["scores"], "against the ground truth"
+    name = fallback["algorithm"]
+    if not fallback["graph_is_fallback"]:
+        warning = f"DEGRADED: every coding attempt failed; the evidence came from {name}"
+        return warning, record["scores"], "against the ground truth"
+    warning = (
+        f"FALLBACK: every coding attempt failed; these edges and scores are the statistical "
+        f"{name}'s, not {method}'s"
+    )
+    return warning, fallback.get("scores"), f"the fallback {name} (not {method}) against the truth"
+
+
+def _report(ds: Any, result: Any, record: dict[str, Any], health: Any = None) -> str:
+    warning, scores, heading = _scored(record, result.method)
+    lines = [f"# {result.method} on {ds.name}", "", ds.description, ""]
+    lines += [f"**{warning}**", ""] if warning else []
+    lines += ["## Edges", ""]
     lines += [f"- {e}" for e in _edge_lines(result)] or ["(none)"]
     if scores:
-        lines += ["", "## Against the ground truth", "", "| metric | value |", "|---|---:|"]
+        lines += ["", f"## {heading.capitalize()}", "", "| metric | value |", "|---|---:|"]
         lines += [
             f"| {k} | {v:.3f} |" if isinstance(v, float) else f"| {k} | {v} |"
             for k, v in scores.items()
@@ -256,15 +309,15 @@ def _report(ds: Any, result: Any, scores: dict[str, Any] | None, health: Any = N
     return "\n".join(lines) + "\n"
 
 
-def _print(
-    ds: Any, result: Any, scores: dict[str, Any] | None, path: Path, health: Any = None
-) -> None:
+def _print(ds: Any, result: Any, record: dict[str, Any], path: Path, health: Any = None) -> None:
     from silicolab.report import print_lines, print_table
 
+    warning, scores, heading = _scored(record, result.method)
     print_lines(
         [
             f"{result.method} on {ds.name} ({len(ds.data)} rows, {ds.data.shape[1]} variables) "
-            f"in {result.runtime_s:.3f} s"
+            f"in {result.runtime_s:.3f} s",
+            *([warning] if warning else []),
         ]
     )
     marks = {"directed": "->", "undirected": "--", "bidirected": "<->"}
@@ -279,7 +332,7 @@ def _print(
         print_table(
             [{"metric": k, "value": v} for k, v in scores.items()],
             [("metric", "metric"), ("value", "value")],
-            title="against the ground truth",
+            title=heading,
         )
     footer = [f"note: {note}" for note in result.notes]
     if health is not None:

@@ -15,10 +15,18 @@ from typing import Any, Generic, TypeVar
 
 import typer
 
+from silicolab.cli.resume_target import resume_target
 from silicolab.core.config import load_settings
 from silicolab.core.files import dumps
 
 Job = TypeVar("Job")
+
+
+def shown_run_dir(path: Path) -> Path:
+    """A run directory as every command prints it, in its summary and as ``"run_dir"`` in
+    ``--json``: resolved to an absolute path, so it can be pasted into a command (``silicolab
+    view``, ``--resume``) from any folder and compared between commands as it is."""
+    return Path(path).resolve()
 
 
 def runs_root(runs_dir: Path | None, config: Path | None) -> Path:
@@ -46,17 +54,23 @@ def open_checked_run(
     explicit: Iterable[str],
     prepare: Callable[[dict[str, Any], Any], Job],
     slug: Callable[[Job], str],
+    retry_failed: bool = False,
+    failed: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> Opened[Job]:
     """Open the run of a resumable command. ``prepare(settings, seed)`` checks and loads
     every input: a new run directory is created only after it succeeded; ``--resume``
     reopens the latest unfinished ``kind`` run and prepares its stored settings (typed
-    options that contradict them are refused by :func:`silicolab.runs.open_run`)."""
+    options that contradict them are refused by :func:`silicolab.runs.open_run`);
+    ``--retry-failed`` (``retry_failed``) resumes and reruns the units that failed, as
+    the rule ``failed`` decides from a unit's newest event (default: its stored health)."""
     from silicolab.runs import open_run
+    from silicolab.runs.retry import unit_failed
 
-    if resume:
+    if resume or retry_failed:
         run, settings = open_run(
-            root, kind, settings=settings, explicit=explicit, resume=True, seed=seed
-        )
+            root, kind, settings=settings, explicit=explicit, resume=resume_target(True), seed=seed,
+            retry_failed=retry_failed, failed=failed or unit_failed,
+        )  # fmt: skip
         seed = settings.pop("seed", seed)
         job = prepare(settings, seed)
     else:
@@ -92,8 +106,8 @@ def write_html_report(run: Any) -> None:
 
     if write_report_safely(run.path, info=run.info) is None:
         typer.echo(
-            f"warning: report.html of {run.path} was not written "
-            f"(run 'silicolab view {run.path}' to retry)",
+            f"warning: report.html of {shown_run_dir(run.path)} was not written "
+            f"(run 'silicolab view {shown_run_dir(run.path)}' to retry)",
             err=True,
         )
 

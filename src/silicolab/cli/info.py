@@ -21,26 +21,24 @@ def show_models(*, config: Path | None, json_out: bool) -> None:
     if json_out:
         typer.echo(dumps({"config": settings.source, "roles": rows}))
         return
-    from rich.console import Console
-    from rich.table import Table
+    from silicolab.report import print_table
 
-    table = Table(title=f"models by role (config: {settings.source})")
-    for col in ("role", "spec", "from", "server", "key variable", "key set"):
-        table.add_column(col)
-    for row in rows:
-        if "error" in row:
-            table.add_row(row["role"], row["spec"], "", f"[red]{row['error']}[/red]", "", "")
-            continue
-        key_set = {None: "not needed", True: "yes", False: "[red]no[/red]"}[row["key_set"]]
-        table.add_row(
-            row["role"],
-            row["spec"],
-            row["source"],
-            row["base_url"],
-            row["api_key_env"] or "-",
-            key_set,
-        )
-    Console().print(table)
+    key_set = {None: "not needed", True: "yes", False: "no"}
+    shown = [
+        {"role": row["role"], "spec": row["spec"], "server": row["error"]}
+        if "error" in row
+        else {
+            "role": row["role"],
+            "spec": row["spec"],
+            "from": row["source"],
+            "server": row["base_url"],
+            "key variable": row["api_key_env"] or "-",
+            "key set": key_set[row["key_set"]],
+        }
+        for row in rows
+    ]
+    columns = [(c, c) for c in ("role", "spec", "from", "server", "key variable", "key set")]
+    print_table(shown, columns, title=f"models by role (config: {settings.source})")
 
 
 def _cache_path(config: Path | None, path: Path | None) -> Path:

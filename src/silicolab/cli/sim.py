@@ -8,11 +8,18 @@ language-model agents use the ``scripted`` test double and the rule-based ones n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from silicolab.cli.flow import emit, open_checked_run, runs_root, write_html_report
+from silicolab.cli.flow import (
+    emit,
+    open_checked_run,
+    runs_root,
+    shown_run_dir,
+    write_html_report,
+)
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 
@@ -92,6 +99,7 @@ def run_sim(
     runs_dir: Path | None,
     config: Path | None,
     json_out: bool,
+    retry_failed: bool = False,
 ) -> dict[str, Any]:
     """Run the example ``name``, write its run directory and print a summary.
 
@@ -101,7 +109,8 @@ def run_sim(
     is not run again, the checkpointed examples continue from their last completed step,
     the others start their episode again (a real model's answers already received come
     from the cache). Options in ``explicit`` that contradict the stored settings are
-    refused.
+    refused. ``retry_failed`` resumes too, and runs a degraded or failed episode again
+    from its start with fresh model calls.
     """
     settings: dict[str, Any] = {
         "name": name,
@@ -118,6 +127,8 @@ def run_sim(
         explicit=explicit,
         prepare=lambda s, seed: _prepare(s, int(seed), config),
         slug=lambda job: job.name,
+        retry_failed=retry_failed,
+        failed=_episode_failed,
     )
     job, run = opened.job, opened.run
     name, seed = job.name, job.seed
@@ -137,7 +148,7 @@ def run_sim(
         status = run.finish(health)
         write_html_report(run)
     out = {
-        "run_dir": str(run.path),
+        "run_dir": str(shown_run_dir(run.path)),
         "status": status,
         "example": name,
         "model": job.model_spec,
@@ -148,7 +159,7 @@ def run_sim(
     emit(
         out,
         json_out=json_out,
-        show=lambda: _print_summary(name, summary, run.path, health),
+        show=lambda: _print_summary(name, summary, shown_run_dir(run.path), health),
         status=status,
         health=health,
     )
@@ -205,28 +216,47 @@ def _episode(run: Any, name: str, llm: Any, seed: int) -> tuple[dict[str, Any], 
     """The example's summary and health: from the run's events when the episode finished
     before (a resume), else by running it; a failed episode keeps its transcript so far."""
     from silicolab.core.errors import SilicolabError
+    from silicolab.core.fresh import fresh_calls
+    from silicolab.runtime.progress import heartbeat
     from silicolab.sim.examples.registry import CHECKPOINTED, EXAMPLES
     from silicolab.sim.health import episode_health
 
     done = run.finished_events().get(EPISODE)
+    retried = EPISODE in run.retried_units()  # --retry-failed: from the start, uncached
     if done is not None:
         summary = done["data"]["summary"]
     else:
         options: dict[str, Any] = {}
         if name in CHECKPOINTED:
+            if retried:
+                (run.path / CHECKPOINT).unlink(missing_ok=True)
             options = {"checkpoint": run.path / CHECKPOINT, "resume": True}
         try:
-            summary = EXAMPLES[name](llm, seed, **options)
+            with fresh_calls(retried), heartbeat(f"sim run {name}"):
+                summary = EXAMPLES[name](llm, seed, **options)
         except SilicolabError as err:
             log = getattr(err, "episode_log", None)
             if log is not None:
                 steps = log.to_list()
                 _write_transcript(run.path, name, steps)
                 run.append_event(EPISODE, {"error": str(err), "log": steps}, status="error")
-                err.args = (f"{err} (the transcript so far: {run.path / TRANSCRIPT_HTML})",)
+                err.args = (
+                    f"{err} (the transcript so far: {shown_run_dir(run.path) / TRANSCRIPT_HTML})",
+                )
             raise
         run.append_event(EPISODE, {"summary": summary})
     return summary, episode_health(summary.get("log") or (), summary.get("survey") or ())
+
+
+def _episode_failed(event: Mapping[str, Any]) -> bool:
+    """``--retry-failed``'s rule for the episode unit: it raised (a model error), or its
+    agents' health, computed from the stored log and survey, says the run is degraded."""
+    from silicolab.sim.health import episode_health
+
+    if event.get("status") == "error":
+        return True
+    summary = (event.get("data") or {}).get("summary") or {}
+    return episode_health(summary.get("log") or (), summary.get("survey") or ()).degraded
 
 
 def _write_transcript(path: Path, name: str, steps: list[dict[str, Any]]) -> None:

@@ -16,7 +16,9 @@ from silicolab.cli.common import (
     JsonOpt,
     KeyEnvOpt,
     ResumeOpt,
+    RetryFailedOpt,
     RunsDirOpt,
+    UsageCommand,
 )
 
 SubjectModelOpt = Annotated[
@@ -34,7 +36,7 @@ sim_app = typer.Typer(
 )
 
 
-@sim_app.command("run")
+@sim_app.command("run", cls=UsageCommand)
 def sim_run(
     name: Annotated[str, typer.Argument(help="Example to run: auction, bargaining or market.")],
     model: SubjectModelOpt = None,
@@ -42,6 +44,7 @@ def sim_run(
     api_key_env: KeyEnvOpt = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the episode.")] = 0,
     resume: ResumeOpt = False,
+    retry_failed: RetryFailedOpt = False,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
@@ -62,6 +65,7 @@ def sim_run(
         api_key_env=api_key_env,
         seed=seed,
         resume=resume,
+        retry_failed=retry_failed,
         explicit=explicit_options(),
         runs_dir=runs_dir,
         config=config,

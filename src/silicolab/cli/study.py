@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from silicolab.cli.flow import runs_root, write_html_report
+from silicolab.cli.flow import runs_root, shown_run_dir, write_html_report
+from silicolab.cli.resume_target import resume_target
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 from silicolab.core.files import dumps
@@ -55,12 +55,17 @@ def study_models(
     base_url: str | None,
     config: Path | None,
     seed: int = 0,
+    prices: Any = None,
+    budget: Any = None,
 ) -> Any:
     """The models by role (scientist, subject, coordinator), or ``None`` when no model is
     used at all (rule-based subjects and no usable scientist). A scientist that is the
     offline ``scripted`` test double is no scientist (``StudyModels.scientist`` is None);
     for ``world`` subjects the offline world plays subjects and coordinator and, without a
-    usable scientist, its scripted scientist answers the scientist's steps."""
+    usable scientist, its scripted scientist answers the scientist's steps. ``prices``
+    (``--price-in/--price-out``) bill the paid roles, ``budget`` (``--max-cost``) limits
+    every role's spending together (:mod:`silicolab.cli.study_money`)."""
+    from silicolab.cli.study_money import role_overrides
     from silicolab.llm.roles import model_for_role
     from silicolab.studies.pipeline import StudyModels
 
@@ -70,7 +75,10 @@ def study_models(
         overrides["spec"] = model
     if base_url:
         overrides["base_url"] = base_url
-    scientist = model_for_role("scientist", settings, **overrides)
+    money = {"prices": prices, "budget": budget}
+    scientist = model_for_role(
+        "scientist", settings, **role_overrides("scientist", settings, overrides, **money)
+    )
     usable = usable_scientist(scientist)
     if subjects == "rule":
         return StudyModels(scientist, scientist, scientist) if usable else None
@@ -83,7 +91,10 @@ def study_models(
             cache_path=settings.resolved_cache_path,
             scientist=scientist if usable else None,
         )
-    roles = {r: model_for_role(r, settings, **overrides) for r in ("subject", "coordinator")}
+    roles = {
+        r: model_for_role(r, settings, **role_overrides(r, settings, overrides, **money))
+        for r in ("subject", "coordinator")
+    }
     return StudyModels(scientist if usable else None, **roles)
 
 
@@ -91,33 +102,6 @@ def usable_scientist(model: Any) -> bool:
     """Whether ``model`` can play the scientist: anything but the bare ``scripted`` test
     double (the default when no model is configured), which has no script for it."""
     return getattr(model, "spec", "scripted") != "scripted"
-
-
-def confirm_cost(plan: Any, *, paid: bool, yes: bool, max_cost: float | None) -> None:
-    """Show the plan on stderr; refuse above ``max_cost``; ask unless ``yes`` or unpaid."""
-    typer.echo(plan.summary_line(), err=True)
-    if max_cost is not None and plan.cost_usd is not None and plan.cost_usd[1] > max_cost:
-        raise InputError(
-            f"the planned cost may reach ${plan.cost_usd[1]:.2f}, above --max-cost "
-            f"{max_cost:g}; run fewer conditions (--conditions N) or raise --max-cost"
-        )
-    if not paid or yes:
-        return
-    if not sys.stdin.isatty():
-        raise InputError("this study makes paid LLM calls: add --yes to confirm the plan above")
-    if not typer.confirm("run it?", default=False, err=True):
-        raise InputError("cancelled; nothing was run")
-
-
-def _paid(models: Any, options: Any) -> bool:
-    """Whether a model the study will call costs money (is not a scripted test double)."""
-    if models is None:
-        return False
-    used = {"scientist"} if options.predict or options.follow_on else set()
-    if options.subjects != "rule":
-        used |= {"subject", "coordinator"}
-    specs = models.specs()
-    return any(specs[r] is not None and not str(specs[r]).startswith("scripted") for r in used)
 
 
 def run_study_command(
@@ -135,11 +119,21 @@ def run_study_command(
     config: Path | None,
     json_out: bool,
     executor: Any = None,
+    prices: Any = None,
+    retry_failed: bool = False,
 ) -> dict[str, Any]:
-    """``study run``: check the options, plan, confirm, run (or resume) the study and
-    print its summary; ``executor`` (an :class:`~silicolab.runtime.ExecutorChoice`,
-    default local) says where the conditions run. Every refusal happens before a run
-    directory exists."""
+    """``study run``: check the options, plan, confirm, run (or resume: ``retry_failed``
+    also reruns the failed conditions) the study and print its summary; ``executor`` (an
+    :class:`~silicolab.runtime.ExecutorChoice`, default local) says where the conditions
+    run, ``prices`` (``--price-in/--price-out``) what the paid roles' calls cost. Every
+    refusal happens before a run directory exists; the spending limit ``max_cost`` holds
+    during the run too (exit 4 when reached)."""
+    from silicolab.cli.study_money import (
+        check_spending_limit,
+        confirm_cost,
+        make_budget,
+        study_plan,
+    )
     from silicolab.llm.base import run_sync
     from silicolab.report.study_report import study_report
     from silicolab.runs import DEGRADED_EXIT, open_run
@@ -148,9 +142,11 @@ def run_study_command(
     from silicolab.studies.pipeline import HYPOTHESIS_FILE, StudyOptions
     from silicolab.studies.study import arun_study
 
-    root = runs_root(runs_dir, config)
+    root, resume = runs_root(runs_dir, config), resume or retry_failed
     if resume:
-        run, used = open_run(root, "study", settings=settings, explicit=explicit, resume=True)
+        run, used = open_run(root, "study", settings=settings, explicit=explicit,
+                             resume=resume_target(True),
+                             retry_failed=retry_failed)  # fmt: skip
         hypothesis = read_hypothesis(run.path / HYPOTHESIS_FILE)
         if example is not None or hypothesis_file is not None:  # the same command + --resume
             same_study(run.path, hypothesis, load_study_hypothesis(example, hypothesis_file))
@@ -164,11 +160,12 @@ def run_study_command(
         rule_world(hypothesis)  # refuses a study without rule-based subjects, before any run
     models = study_models(
         options.subjects, hypothesis, model=model, base_url=base_url, config=config,
-        seed=options.seed,
+        seed=options.seed, prices=prices, budget=make_budget(max_cost, run),
     )  # fmt: skip
     scientist = models is not None and models.scientist is not None
     notes = check_applicable(options, typed=() if resume else explicit, scientist=scientist)
-    plan, paid = _plan(hypothesis, options, models)
+    check_spending_limit(models, options, max_cost=max_cost, executor=executor)
+    plan, paid = study_plan(hypothesis, options, models)
     confirm_cost(plan, paid=paid, yes=yes, max_cost=max_cost)
     for note in notes:
         typer.echo(f"note: {note}", err=True)
@@ -177,40 +174,21 @@ def run_study_command(
     with run:
         kind = {} if executor is None else {"executor": executor}
         record = run_sync(arun_study(hypothesis, options, run=run, models=models, **kind))
-        run.write_report(study_report(record))
+        run.write_report(study_report(record, run.info))
         write_html_report(run)
-    summary = {"run_dir": str(run.path.resolve()), "status": run.status, "plan": plan.to_dict()}
-    summary.update(_summary_figures(record))
+    summary = {"run_dir": str(shown_run_dir(run.path)), "status": run.status}
+    summary.update(plan=plan.to_dict(), **_summary_figures(record, run.info))
     summary["notes"] = notes
-    _print(record, summary, json_out)
+    _print(record, summary, json_out, run.info)
     if run.status == "degraded":
         typer.echo(run.info.get("health_summary", "the run is degraded"), err=True)
         raise typer.Exit(DEGRADED_EXIT)
     return summary
 
 
-def _plan(hypothesis: Any, options: Any, models: Any) -> tuple[Any, bool]:
-    """The cost plan of the study's design (every replicate of every condition, plus the
-    scientist's predictions) and whether any model it calls is paid."""
-    from silicolab.studies.cost import plan_cost, prediction_calls
-    from silicolab.studies.design import make_design
-
-    design = make_design(
-        hypothesis, conditions=options.conditions, seed=options.seed,
-        max_conditions=options.max_conditions, replicates=options.replicates,
-    )  # fmt: skip
-    paid = _paid(models, options)
-    prices = getattr(getattr(models.subject, "ledger", None), "prices", None) if paid else None
-    scientist = models is not None and models.scientist is not None
-    plan = plan_cost(
-        hypothesis, len(design.conditions), prices, llm=options.subjects != "rule",
-        scientist_calls=prediction_calls(options, design) if scientist else 0,
-    )  # fmt: skip
-    return plan, paid
-
-
-def _summary_figures(record: dict[str, Any]) -> dict[str, Any]:
-    from silicolab.report.study_report import path_rows
+def _summary_figures(record: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+    """The ``--json`` figures of a study's record; its model calls from ``info`` (run.json)."""
+    from silicolab.report.study_report import path_rows, run_ledger
 
     main = (record.get("estimation") or {}).get("main") or {}
     health = record.get("health") or {}
@@ -229,13 +207,18 @@ def _summary_figures(record: dict[str, Any]) -> dict[str, Any]:
         "problems": health.get("problems") or [],
         "predictions": (record.get("predictions") or {}).get("mse"),
         "follow_on": (record.get("follow_on") or {}).get("comparison"),
-        "ledger": record.get("llm_ledger"),
+        "ledger": run_ledger(record, info) or None,
     }
 
 
-def _print(record: dict[str, Any], summary: dict[str, Any], json_out: bool) -> None:
+def _print(record: dict[str, Any], summary: dict[str, Any], json_out: bool, info: Any) -> None:
     from silicolab.report import print_lines, print_table
-    from silicolab.report.study_report import PATH_COLUMNS, path_rows, summary_lines
+    from silicolab.report.study_report import (
+        PATH_COLUMNS,
+        path_rows,
+        prediction_line,
+        summary_lines,
+    )
 
     if json_out:
         typer.echo(dumps(summary))
@@ -245,7 +228,9 @@ def _print(record: dict[str, Any], summary: dict[str, Any], json_out: bool) -> N
         PATH_COLUMNS,
         title=f"fitted SCM: {record['study']} ({record['scenario']})",
     )
-    print_lines([*summary_lines(record), f"run directory: {summary['run_dir']}"])
+    predicted = prediction_line(record)
+    lines = [*summary_lines(record, info), *([predicted] if predicted else [])]
+    print_lines([*lines, f"run directory: {summary['run_dir']}"])
 
 
 def _finished_study(run_dir: Path) -> tuple[Any, Any, dict[str, Any]]:
@@ -270,9 +255,20 @@ def _finished_study(run_dir: Path) -> tuple[Any, Any, dict[str, Any]]:
 def _study_data(run: Any, hypothesis: Any, record: dict[str, Any]) -> Any:
     """The rows the study's fit used: ``data.csv``, averaged over each condition's
     replicates when the study was run with ``--aggregate-replicates``."""
+    import io
+
     import pandas as pd
 
-    table = pd.read_csv(run.path / "data.csv")
+    from silicolab.core.files import read_user_text
+    from silicolab.runs.run_dir import RECORD_FIX
+
+    path = run.path / "data.csv"
+    text = read_user_text(path, what="the study's data", missing=RECORD_FIX, damaged=RECORD_FIX)
+    try:
+        table = pd.read_csv(io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise InputError(f"{path} is damaged (not CSV: {reason}): {RECORD_FIX}") from None
     if (record.get("options") or {}).get("aggregate_replicates"):
         from silicolab.studies.data import aggregate_replicates
 
@@ -384,36 +380,6 @@ def _fit(hypothesis: Any, table: Any, json_out: bool, **options: Any) -> Any:
         _not_estimable(exc, json_out)
 
 
-def fit_command(
-    run_dir: Path, *, interactions: bool, drop_capped: bool, outcome: str | None, json_out: bool
-) -> None:
-    """``study fit``: refit a study's data (with the stored ``--drop-capped`` and
-    ``--aggregate-replicates``, plus ``drop_capped``), optionally for another measured
-    column ``outcome``; writes fit[-OUTCOME][-interactions][-uncapped].json."""
-    from silicolab.core.files import atomic_write_text
-    from silicolab.report import print_table
-    from silicolab.report.study_report import PATH_COLUMNS, path_rows
-
-    run, hypothesis, record = _finished_study(run_dir)
-    drop = drop_capped or bool((record.get("options") or {}).get("drop_capped"))
-    chosen = {"outcome": outcome} if outcome else {}
-    fit = _fit(
-        hypothesis, _study_data(run, hypothesis, record), json_out,
-        interactions=interactions, drop_capped=drop, **chosen,
-    )  # fmt: skip
-    name = "fit" + (f"-{outcome}" if outcome else "") + ("-interactions" * interactions)
-    name += "-uncapped" if drop else ""
-    data = fit.to_dict()
-    path = atomic_write_text(run.path / f"{name}.json", dumps(data) + "\n")
-    which = "interactions" if interactions else "main"
-    if json_out:
-        typer.echo(dumps({"path": str(path), "outcome": outcome or hypothesis.outcome.name,
-                          "paths": path_rows(data, which), "tests": data["tests"]}))  # fmt: skip
-        return
-    print_table(path_rows(data, which), PATH_COLUMNS, title=f"refit of {run.path.name}",
-                footer=[f"written to {path}"])  # fmt: skip
-
-
 def predict_command(
     run_dir: Path, *, conditions: int | None, temperature: float | None, model: str | None,
     base_url: str | None, config: Path | None, json_out: bool,
@@ -426,6 +392,7 @@ def predict_command(
     from silicolab.studies.predict import apredict
 
     run, hypothesis, record = _finished_study(run_dir)
+    _can_write(run.path, "predictions.json and the page belong to the run: make it writable")
     opts = record.get("options") or {}
     table = _study_data(run, hypothesis, record)
     drop = bool(opts.get("drop_capped"))
@@ -454,6 +421,14 @@ def predict_command(
         raise typer.Exit(DEGRADED_EXIT)
 
 
+def _can_write(folder: Path, fix: str) -> None:
+    """Refuse, before any model call, a command whose output could not be written."""
+    from silicolab.core.files import can_create_in
+
+    if not can_create_in(folder):
+        raise InputError(f"cannot write into {folder}: the folder is not writable; {fix}")
+
+
 def follow_on_command(
     run_dir: Path, *, out: Path, temperature: float | None, model: str | None,
     base_url: str | None, config: Path | None, json_out: bool,
@@ -464,6 +439,7 @@ def follow_on_command(
     from silicolab.studies.follow_on import afollow_on
 
     run, hypothesis, record = _finished_study(run_dir)
+    _can_write(Path(out).parent, "pass --out in a folder you can write")
     opts = record.get("options") or {}
     fit = _fit(hypothesis, _study_data(run, hypothesis, record), json_out, alternatives=False,
                drop_capped=bool(opts.get("drop_capped")))  # fmt: skip
@@ -485,7 +461,6 @@ def follow_on_command(
 
 __all__ = [
     "SUBJECTS",
-    "fit_command",
     "follow_on_command",
     "hypothesis_command",
     "load_study_hypothesis",

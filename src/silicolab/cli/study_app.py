@@ -12,13 +12,16 @@ from typing import Annotated
 
 import typer
 
+from silicolab.cli.bounds import IN_FLIGHT_JOBS_HELP, LARGE_RUN
 from silicolab.cli.common import (
     ConfigOpt,
     ExecutorOpt,
     JsonOpt,
     RayAddressOpt,
     ResumeOpt,
+    RetryFailedOpt,
     RunsDirOpt,
+    UsageCommand,
 )
 
 study_app = typer.Typer(
@@ -51,22 +54,35 @@ class PriceRule(StrEnum):
 
 
 RunDirArg = Annotated[
-    Path, typer.Argument(help="A study run directory (runs/...-study-...) or the demo's.")
+    Path,
+    typer.Argument(
+        metavar="RUN_DIR", help="A study run directory (runs/...-study-...) or the demo's."
+    ),
 ]
 
 
 @study_app.command("list-examples")
 def list_examples(
     write: Annotated[
-        Path | None, typer.Option("--write", help="Copy the examples' YAML files into DIR.")
+        Path | None,
+        typer.Option(
+            "--write",
+            help="Copy the examples' YAML files into the folder DIR; a file you edited "
+            "there is kept unless you add --force.",
+        ),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="With --write: overwrite edited example files.")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """The paper's four studies, built in: name, scenario, causes, conditions."""
     from silicolab.report import print_table
     from silicolab.studies.design import factorial_size
-    from silicolab.studies.examples import EXAMPLES, example_text, load_example
+    from silicolab.studies.examples import EXAMPLES, load_example, write_examples
 
+    if write is not None:
+        write_examples(write, force=force)
     rows = []
     for name in EXAMPLES:
         h = load_example(name)
@@ -80,9 +96,6 @@ def list_examples(
                 "protocol": h.protocol,
             }
         )
-        if write is not None:
-            write.mkdir(parents=True, exist_ok=True)
-            (write / f"{name}.yaml").write_text(example_text(name), encoding="utf-8")
     if json_out:
         from silicolab.core.files import dumps
 
@@ -113,7 +126,7 @@ PredictConditionsOpt = Annotated[
 ]
 
 
-@study_app.command("hypothesis")
+@study_app.command("hypothesis", cls=UsageCommand)
 def hypothesis(
     scenario: Annotated[
         str | None,
@@ -191,9 +204,14 @@ AgentNamesOpt = Annotated[
         "names, recorded per condition (LLM subjects)."
     ),
 ]
-MaxConditionsOpt = Annotated[int, typer.Option(min=1, help="Refuse designs larger than this.")]
+MaxConditionsOpt = Annotated[
+    int,
+    typer.Option(min=1, help="Refuse designs of more runs (conditions x replicates) than this."),
+]
 SeedOpt = Annotated[int, typer.Option(min=0, help="Seed (design subset, conversations).")]
-JobsOpt = Annotated[int, typer.Option(min=1, help="Conditions run concurrently.")]
+JobsOpt = Annotated[
+    int, typer.Option(min=1, help=f"Conditions run concurrently {IN_FLIGHT_JOBS_HELP}.")
+]
 StatementTokensOpt = Annotated[
     int, typer.Option(min=8, help="Cap on the length of each statement, in tokens.")
 ]
@@ -218,11 +236,33 @@ PriceRuleOpt = Annotated[
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Skip the cost confirmation.")]
 MaxCostOpt = Annotated[
-    float | None, typer.Option(min=0, help="Refuse if the planned cost may exceed USD.")
+    float | None,
+    typer.Option(
+        min=0,
+        help="Spending limit in USD: refused up front when a paid model's price is unknown "
+        "or the plan may cost more; during the run no new paid call is made once the "
+        "actual spend reaches it (the run ends interrupted, exit 4; continue with "
+        "--resume and a higher --max-cost). Cached and local calls are free.",
+    ),
+]
+PriceInOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--price-in",
+        min=0,
+        help="USD per 1M input tokens of the paid models (with --price-out); overrides "
+        "silicolab.yaml's prices: and the built-in table. Not stored in run.json.",
+    ),
+]
+PriceOutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--price-out", min=0, help="USD per 1M output tokens of the paid models (with --price-in)."
+    ),
 ]
 
 
-@study_app.command("run")
+@study_app.command("run", cls=UsageCommand)
 def run(
     ctx: typer.Context,
     example: Annotated[
@@ -236,7 +276,7 @@ def run(
     replicates: ReplicatesOpt = 1,
     aggregate_replicates: AggregateOpt = False,
     agent_names: AgentNamesOpt = AgentNames.roles,
-    max_conditions: MaxConditionsOpt = 1000,
+    max_conditions: MaxConditionsOpt = LARGE_RUN,
     seed: SeedOpt = 0,
     jobs: JobsOpt = 16,
     statement_tokens: StatementTokensOpt = 300,
@@ -249,7 +289,10 @@ def run(
     price_rule: PriceRuleOpt = PriceRule.second_dropout,
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
     resume: ResumeOpt = False,
+    retry_failed: RetryFailedOpt = False,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     runs_dir: RunsDirOpt = None,
@@ -263,21 +306,30 @@ def run(
     Examples: 'silicolab study run auction --subjects rule',
     'silicolab study run mug --conditions 40 --model openai:gpt-4o-mini',
     'silicolab study run --hypothesis my.yaml --predict --follow-on'.
+
+    Money: the plan shows the cost range and where its prices come from (silicolab.yaml,
+    --price-in/--price-out, or the built-in table of common OpenAI and Anthropic models,
+    with its date); --max-cost USD is a limit that holds during the run.
     """
+    from silicolab.cli.bounds import check_jobs
     from silicolab.cli.options import explicit_options
     from silicolab.cli.study import run_study_command, study_settings
+    from silicolab.cli.study_money import cli_prices
     from silicolab.runtime.choice import ExecutorChoice
 
+    check_jobs(jobs, processes=False)  # LLM conversations (or Ray units) in flight
     settings, explicit = study_settings(ctx.params, explicit_options(ctx))
     run_study_command(
         example=example, hypothesis_file=hypothesis, settings=settings, explicit=explicit,
-        resume=resume, yes=yes, max_cost=max_cost, model=model, base_url=base_url,
+        resume=resume, retry_failed=retry_failed, yes=yes, max_cost=max_cost, model=model,
+        base_url=base_url,
         runs_dir=runs_dir, config=config, json_out=json_out,
+        prices=cli_prices(price_in, price_out),
         executor=ExecutorChoice(executor, ray_address).check(),
     )  # fmt: skip
 
 
-@study_app.command("fit")
+@study_app.command("fit", cls=UsageCommand)
 def fit(
     run_dir: RunDirArg,
     interactions: Annotated[
@@ -297,20 +349,27 @@ def fit(
             help="Fit the hypothesized causes to another measured column, e.g. n_statements.",
         ),
     ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Write the fit JSON here (a file or a folder), not into RUN_DIR."
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Refit a study's data (e.g. with interactions, or for another outcome column)
     without rerunning anything; the result is printed and written as fit-*.json beside
-    the record. Works on study runs and on the demo's run."""
-    from silicolab.cli.study import fit_command
+    the record (or to --out: a read-only run needs it). Works on study runs and on the
+    demo's run."""
+    from silicolab.cli.study_fit import fit_command
 
     fit_command(
         run_dir, interactions=interactions, drop_capped=drop_capped, outcome=outcome,
-        json_out=json_out,
+        json_out=json_out, out=out,
     )  # fmt: skip
 
 
-@study_app.command("predict")
+@study_app.command("predict", cls=UsageCommand)
 def predict_cmd(
     run_dir: RunDirArg,
     predict_conditions: Annotated[
@@ -339,7 +398,7 @@ def predict_cmd(
     )  # fmt: skip
 
 
-@study_app.command("follow-on")
+@study_app.command("follow-on", cls=UsageCommand)
 def follow_on_cmd(
     run_dir: RunDirArg,
     model: ModelOpt = None,
@@ -367,7 +426,7 @@ class DiscoveryMethod(StrEnum):
     pc = "pc"
 
 
-@study_app.command("discover")
+@study_app.command("discover", cls=UsageCommand)
 def discover_cmd(
     run_dir: RunDirArg,
     method: Annotated[

@@ -22,6 +22,7 @@ from typing import Any
 
 import typer
 
+from silicolab.cli.flow import shown_run_dir
 from silicolab.core.errors import InputError
 from silicolab.core.files import atomic_write_json, dumps
 
@@ -50,7 +51,7 @@ def discover_study_command(run_dir: Path, *, method: str, json_out: bool) -> dic
     drop_capped = bool((record.get("options") or {}).get("drop_capped"))
     table = _study_data(run, hypothesis, record)  # what the fit used (replicates averaged)
     summary = discover_study(hypothesis, table, method=method, drop_capped=drop_capped)
-    summary["run_dir"] = str(run.path.resolve())
+    summary["run_dir"] = str(shown_run_dir(run.path))
     path = atomic_write_json(run.path / f"discovery-{method}.json", summary)
     summary["path"] = str(path.resolve())
     if json_out:

@@ -19,7 +19,9 @@ from silicolab.core.files import dumps
 
 
 def view(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory, e.g. runs/2025…-study-mug.")],
+    run_dir: Annotated[
+        Path, typer.Argument(metavar="RUN_DIR", help="A run directory, e.g. runs/2025…-study-mug.")
+    ],
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the report in the default web browser.")
     ] = False,
@@ -37,28 +39,47 @@ def view(
     ] = False,
 ) -> None:
     """Write RUN_DIR's report.html (one offline page: graphs, plots, transcripts) and its
-    figures (PNG and SVG under RUN_DIR/figures); --open shows it, --serve serves it.
+    figures (PNG and SVG under RUN_DIR/figures), or with --out only that page, elsewhere
+    (a read-only run needs it); --open shows it, --serve serves it.
 
     Examples: 'silicolab view runs/20250101-120000-study-mug --open',
     'silicolab view runs/… --serve --port 8000'.
     """
-    from silicolab.report.html import write_report
+    from silicolab.cli.flow import shown_run_dir
     from silicolab.runs import Run
 
     Run.open(run_dir)  # a bad RUN_DIR: one line naming the problem (exit 2)
     if out is not None and out.is_dir():
         raise InputError(f"--out {out} is a folder; pass a file name such as {out / 'report.html'}")
-    page = write_report(run_dir, out=out)
+    page = _write_page(run_dir, out)
     if serve:
         _serve(page, port, open_browser=open_browser, json_out=json_out)
         return
     uri = page.resolve().as_uri()
     if json_out:
-        typer.echo(dumps({"run_dir": str(run_dir), "report": str(page), "uri": uri}))
+        typer.echo(dumps({"run_dir": str(shown_run_dir(run_dir)), "report": str(page), "uri": uri}))
     else:
         typer.echo(f"report: {page}  (open {uri})")
     if open_browser:
         _open(uri)
+
+
+def _write_page(run_dir: Path, out: Path | None) -> Path:
+    """Write the page (into ``run_dir``, or only to ``out``); a folder that cannot be
+    written (a read-only run, a bad ``--out``) is one line naming it and the fix."""
+    from silicolab.report.html import write_report
+
+    try:
+        return write_report(run_dir, out=out)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        where = f" ({exc.filename})" if exc.filename else ""
+        if out is None:
+            raise InputError(
+                f"cannot write the page into {run_dir}{where}: {reason}; pass --out FILE to "
+                "write it elsewhere (the run is left as it is), or make the folder writable"
+            ) from None
+        raise InputError(f"cannot write --out {out}{where}: {reason}; pass another --out") from None
 
 
 def _open(url: str) -> None:

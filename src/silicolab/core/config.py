@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from silicolab.core.errors import ConfigError
+from silicolab.core.files import read_user_text
 
 #: The roles a model can be configured for. Unset roles use ``default``.
 ROLES = ("default", "scientist", "subject", "participant", "coordinator", "judge", "parser")
@@ -143,7 +144,8 @@ def load_settings(path: str | Path | None = None, *, env: dict[str, str] | None 
     raw: Any = {}
     if file.exists():
         try:
-            raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+            text = read_user_text(file, what="config file", error=ConfigError)
+            raw = yaml.safe_load(text) or {}
         except yaml.YAMLError as err:
             raise _yaml_error(file, err) from err
         if not isinstance(raw, dict):

@@ -28,9 +28,11 @@ class ConfigError(SilicolabError):
 
 
 class LLMError(SilicolabError):
-    """A language-model call that still failed after the bounded retries."""
+    """A language-model call that still failed after the bounded retries (an unreachable
+    server, a timeout, an error status). The CLI exits 3, "the model kept failing", as it
+    does for a degraded run, whichever command made the call."""
 
-    exit_code = 1
+    exit_code = 3
 
     def __init__(self, message: str, *, attempts: int = 0, status: int | None = None):
         super().__init__(message)
@@ -42,12 +44,34 @@ class ParseFailure(SilicolabError):
     """LLM output that stayed invalid after the repair loop.
 
     The raw text is kept so a record can show exactly what the model said; it is never
-    silently coerced into a valid-looking value.
+    silently coerced into a valid-looking value. The CLI exits 3, "the model kept
+    failing", like :class:`LLMError` and a degraded run.
     """
 
-    exit_code = 1
+    exit_code = 3
 
     def __init__(self, message: str, *, raw: str = "", attempts: int = 0):
         super().__init__(message)
         self.raw = raw
         self.attempts = attempts
+
+
+class BudgetReached(SilicolabError):
+    """A spending limit was reached: no new paid call is made. Not a failure: the run ends
+    ``interrupted`` with ``reason`` (``"spending limit $5 reached ($5.0132 spent)"``) in
+    ``run.json``, every finished unit kept, and ``--resume`` with a higher limit continues
+    it. The message adds that hint to the reason."""
+
+    exit_code = 4
+
+    def __init__(self, limit_usd: float, spent_usd: float):
+        self.limit_usd = limit_usd
+        self.spent_usd = spent_usd
+        self.reason = f"spending limit ${limit_usd:g} reached (${spent_usd:.4f} spent)"
+        super().__init__(
+            f"{self.reason}: paid calls stopped, the finished units are saved; rerun the "
+            "same command with --resume and a higher --max-cost"
+        )
+
+    def __reduce__(self) -> tuple[type, tuple[float, float]]:  # crosses process borders
+        return (type(self), (self.limit_usd, self.spent_usd))

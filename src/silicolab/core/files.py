@@ -1,7 +1,13 @@
-"""Durable file writes: atomic replacement and flushed append-only JSON lines.
+"""Durable file writes (atomic replacement, flushed append-only JSON lines) and reads
+that never end in a traceback.
 
 A crash or a kill at any moment leaves either the old or the new version of a file,
-never a torn one, and every appended line that returned has reached the disk.
+never a torn one, and every appended line that returned has reached the disk. A file a
+user hands us (a hypothesis, a config, a CSV) or a run's own file that was damaged since
+(a truncated ``record.json``, a flipped byte in ``events.jsonl``) is read by
+:func:`read_user_text`, :func:`read_json_file` and :func:`read_jsonl`: every problem is
+one :class:`~silicolab.core.errors.InputError` naming the file and the fix, or, for a
+damaged event line, a line skipped and reported.
 """
 
 from __future__ import annotations
@@ -10,8 +16,11 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from silicolab.core.errors import InputError, SilicolabError
 
 
 def finite(obj: Any) -> Any:
@@ -99,19 +108,122 @@ def append_jsonl(path: str | Path, obj: Any) -> None:
         os.fsync(handle.fileno())
 
 
-def read_jsonl(path: str | Path) -> list[Any]:
-    """Read a JSON-lines file, skipping a torn last line left by a hard kill."""
+def read_jsonl(
+    path: str | Path, *, on_damaged: Callable[[int, bytes, str], None] | None = None
+) -> list[Any]:
+    """Read a JSON-lines file (none yet: ``[]``), skipping every line that is not UTF-8
+    JSON instead of failing on it.
+
+    The last non-empty line is skipped silently: a hard kill mid-write tears it, and what
+    it held never counted as written. A damaged line before it (a flipped byte, a bad
+    edit, a disk error) is reported to ``on_damaged(line_number, raw_bytes, problem)``
+    (1-based; ``problem`` is ``"not UTF-8 text"`` or ``"not valid JSON"``) so the caller
+    can say what it means. An unreadable file (a folder, no permission) is an
+    :class:`InputError` naming it.
+    """
     path = Path(path)
-    if not path.exists():
-        return []
     rows: list[Any] = []
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
+    pending: tuple[int, bytes, str] | None = None  # a damaged line not yet known to be last
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                if pending is not None and on_damaged is not None:
+                    on_damaged(*pending)
+                pending = None
+                try:
+                    rows.append(json.loads(raw.decode("utf-8")))
+                except UnicodeDecodeError:
+                    pending = (number, raw, "not UTF-8 text")
+                except json.JSONDecodeError:
+                    pending = (number, raw, "not valid JSON")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise _unreadable(path, str(path), exc, InputError) from None
     return rows
+
+
+def can_create_in(folder: str | Path) -> bool:
+    """Whether a file can be created in ``folder``, found by trying: permission bits say
+    nothing for root, nor for a read-only mount. Commands check it before work that would
+    be lost (a fit, paid model calls) when its output cannot be written."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def read_user_text(
+    path: str | Path,
+    *,
+    what: str = "file",
+    missing: str = "check the path",
+    damaged: str = "save it as UTF-8",
+    error: type[SilicolabError] = InputError,
+) -> str:
+    """The UTF-8 text of a file the user named (or a run's file): every way it can fail to
+    be read becomes one ``error`` (default :class:`InputError`, exit 2) naming ``what`` and
+    ``path`` and the fix, never a traceback.
+
+    Missing (``missing`` says what to do), a folder, no permission, any other OS error,
+    or bytes that are not UTF-8 (named with their offset; ``damaged`` is the fix: for a
+    run's own file, restoring or rerunning). A leading UTF-8 byte-order mark (which some
+    Windows editors write) is dropped: JSON refuses it and it is never content.
+    """
+    path = Path(path)
+    name = f"{what} {path}".strip()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{name} does not exist; {missing}") from None
+    except IsADirectoryError:
+        raise error(f"{name} is a folder; pass the file itself") from None
+    except OSError as exc:
+        raise _unreadable(path, name, exc, error) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{name} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}): "
+            f"{damaged}"
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def _unreadable(path: Path, name: str, exc: OSError, error: type[SilicolabError]) -> SilicolabError:
+    """The error of a file the OS refused to read (``exc``), with the fix."""
+    if isinstance(exc, PermissionError):
+        return error(
+            f"cannot read {name} (permission denied); make it readable (chmod u+r {path}) "
+            "or pass a copy you can read"
+        )
+    if isinstance(exc, IsADirectoryError):
+        return error(f"{name} is a folder; pass the file itself")
+    return error(f"cannot read {name} ({exc.strerror or exc}); pass a regular file you can read")
+
+
+def read_json_file(path: str | Path, *, what: str = "", fix: str) -> Any:
+    """The JSON value of a file silicolab wrote (``run.json``, ``record.json``…): one
+    :class:`InputError` naming the file, how it is damaged (``JSON ends at line 3``, not
+    UTF-8, empty) and ``fix`` (restore it, or rerun what wrote it) when it cannot be used."""
+    path = Path(path)
+    name = f"{what} {path}".strip()
+    text = read_user_text(path, what=what, missing=fix, damaged=fix)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{name} is damaged ({json_problem(exc, text)}): {fix}") from None
+
+
+def json_problem(exc: json.JSONDecodeError, text: str) -> str:
+    """What is wrong with JSON ``text``, in words: ``it is empty``, ``JSON ends at line 3``
+    (a file cut short, e.g. by a full disk or a copy stopped midway), or where it breaks."""
+    body = text.rstrip()
+    if not body:
+        return "it is empty"
+    if exc.pos >= len(body) or exc.msg.startswith("Unterminated string"):
+        return f"JSON ends at line {body.count(chr(10)) + 1}"
+    return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"

@@ -9,6 +9,7 @@ edge lists remove any doubt about direction).
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from silicolab.core.errors import InputError
+from silicolab.core.files import read_user_text
 from silicolab.scm.graph import CausalGraph
 
 DatasetName = Literal["auto_mpg", "dwd_climate", "sachs"]
@@ -230,20 +232,15 @@ def load_csv(path: str | Path, *, truth_edges: str | Path | None = None) -> Data
 
 
 def _read_csv(path: Path, what: str) -> pd.DataFrame:
-    if path.is_dir():
-        raise InputError(f"{what} file {path} is a folder; pass the CSV file itself")
-    if not path.is_file():
-        raise InputError(f"{what} file {path} does not exist; check the path")
+    text = read_user_text(path, what=f"{what} file", damaged="save it as CSV in UTF-8")
     try:
-        table = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        table = pd.read_csv(io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(
             f"cannot parse {what} file {path} as CSV ({reason}); it needs a header row and "
             "comma-separated values"
         ) from exc
-    except OSError as exc:
-        raise InputError(f"cannot read {what} file {path} ({exc.strerror or exc})") from exc
     if table.shape[1] == 1:
         header = str(table.columns[0])
         for sep, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):

@@ -31,7 +31,7 @@ import networkx as nx
 import numpy as np
 
 from silicolab.core.errors import InputError
-from silicolab.scm.graph import CausalGraph, Edge, as_edge
+from silicolab.scm.graph import CausalGraph, Edge, as_edge, cycle_text, find_cycle
 from silicolab.scm.partial_graph import PartialGraph
 
 if TYPE_CHECKING:
@@ -153,15 +153,12 @@ class Knowledge:
                 f"{cause} -> {effect} is both required and forbidden (by the forbidden list or "
                 f"by the tiers); conflicting pairs: {clash}. Keep one of the two"
             )
-        digraph = nx.DiGraph(self.required)
-        try:
-            cycle = nx.find_cycle(digraph)
-        except nx.NetworkXNoCycle:
+        cycle = find_cycle(self.required)
+        if cycle is None:
             return
-        path = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
         raise InputError(
-            f"the required edges form a cycle {path}; a causal graph is acyclic, so drop one "
-            "of those required edges"
+            f"the required edges form a cycle {cycle_text(cycle)}; a causal graph is "
+            "acyclic, so drop one of those required edges"
         )
 
     # -- backend encodings ----------------------------------------------------------------

@@ -20,3 +20,19 @@ class InvalidAction(SilicolabError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class ContractError(SilicolabError, ValueError):
+    """An environment or a scientist family that breaks its contract, raised by
+    :func:`silicolab.envs.check_env` and :func:`silicolab.scientists.check_family`.
+
+    The message is one line: the checker and what it checked, the ``rule`` broken (first
+    one found: the checks stop there), what was seen, and how to fix it.
+    """
+
+    exit_code = 2
+
+    def __init__(self, checker: str, subject: str, rule: str, problem: str, fix: str) -> None:
+        super().__init__(f"{checker}({subject}) breaks rule {rule!r}: {problem}; fix: {fix}")
+        self.checker, self.subject, self.rule = checker, subject, rule
+        self.problem, self.fix = problem, fix

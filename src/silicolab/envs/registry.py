@@ -14,12 +14,30 @@ import dataclasses
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from silicolab.core.errors import InputError
-from silicolab.envs.base import EnvSpec, GoalSpec
+from silicolab.envs.base import Env, EnvSpec, GoalSpec
+
+if TYPE_CHECKING:  # the families' classes, for the typed overloads of make only
+    from silicolab.envs.boxinggym.base import BoxingEnv
+    from silicolab.envs.causalab.lab import CrystalLab
 
 Factory = Callable[..., Any]
+
+#: BoxingGym's ids, for type checkers (a test checks they are the registered ones).
+BoxingGymId = Literal[
+    "boxinggym/location_finding",
+    "boxinggym/hyperbolic_temporal_discount",
+    "boxinggym/death_process",
+    "boxinggym/irt",
+    "boxinggym/dugongs",
+    "boxinggym/peregrines",
+    "boxinggym/survival",
+    "boxinggym/lotka_volterra",
+    "boxinggym/emotion",
+    "boxinggym/moral_machines",
+]
 
 _REGISTRY: dict[str, EnvSpec] = {}
 _FACTORIES: dict[str, Factory] = {}
@@ -88,8 +106,19 @@ def _factory(env_id: str) -> Factory:
     return _FACTORIES[env_id]
 
 
+@overload
+def make(env_id: Literal["causalab"], **kwargs: Any) -> CrystalLab: ...
+@overload
+def make(env_id: BoxingGymId, **kwargs: Any) -> BoxingEnv: ...
+@overload
+def make(env_id: str, **kwargs: Any) -> Any: ...
 def make(env_id: str, **kwargs: Any) -> Any:
-    """Build the environment registered as ``env_id`` with keyword options ``kwargs``."""
+    """Build the environment registered as ``env_id`` with keyword options ``kwargs``.
+
+    Typed as :class:`~silicolab.envs.Env` (the built-in ids as their family's class, so a
+    type checker knows their actions); an option the factory does not take is refused
+    with an :class:`InputError` naming it. :func:`silicolab.envs.check_env` checks what
+    a new factory builds."""
     factory = _factory(env_id)
     try:
         inspect.signature(factory).bind(**kwargs)
@@ -106,7 +135,7 @@ def make(env_id: str, **kwargs: Any) -> Any:
     return env
 
 
-def remake(env: Any, **overrides: Any) -> Any:
+def remake(env: Any, **overrides: Any) -> Env:
     """A fresh instance of ``env``'s id with the options it was made with, ``overrides``
     applied (e.g. to replay an episode or estimate its regret)."""
     made = getattr(env, "spec", None)

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
 from silicolab.core.errors import InputError
+from silicolab.core.sync import run_sync as run_sync  # re-exported: the old import path
+from silicolab.core.sync import sync_twin
 from silicolab.llm.types import Completion, MessagesLike, Request, normalize_messages
 
 if TYPE_CHECKING:
@@ -28,6 +30,7 @@ class SamplingOptions(TypedDict, total=False):
     the structured ones (:func:`~silicolab.llm.structured.astructured` and its kin)."""
 
     temperature: float | None
+    top_p: float | None
     max_tokens: int | None
     seed: int | None
     tag: str
@@ -41,36 +44,6 @@ class GenerationOptions(SamplingOptions, total=False):
 
     stop: Sequence[str] | str | None
     json_schema: Mapping[str, Any] | None
-
-
-def run_sync(coro: Any, *, twin: str | None = None) -> Any:
-    """Run ``coro`` to completion from synchronous code, in a fresh event loop whose HTTP
-    connections are closed when it ends.
-
-    Refuses (with the fix) when called inside a running event loop, where blocking would
-    deadlock: there the caller should ``await`` the async twin (named by ``twin``).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_then_close_connections(coro))
-    coro.close()
-    example = f"await {twin}(...)" if twin else "await model.agenerate(...)"
-    raise InputError(
-        "a synchronous silicolab call was made inside a running event loop (e.g. a Jupyter "
-        f"cell): use the async twin there instead, e.g. '{example}'"
-    )
-
-
-async def _then_close_connections(coro: Any) -> Any:
-    """Await ``coro``, then close the HTTP connections opened in this loop, which ends
-    with the call (its sockets would otherwise linger until garbage collection)."""
-    from silicolab.llm.http import close_loop_clients
-
-    try:
-        return await coro
-    finally:
-        await close_loop_clients()
 
 
 class LanguageModel(ABC):
@@ -113,22 +86,19 @@ class LanguageModel(ABC):
         """
         return await self.acomplete(make_request(messages, **options))
 
-    def generate(self, messages: MessagesLike, **options: Unpack[GenerationOptions]) -> Completion:
-        """The synchronous twin of :meth:`agenerate` (for scripts, notebooks, the CLI)."""
-        return run_sync(self.agenerate(messages, **options))
+    generate = sync_twin(agenerate)
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, most models hold nothing
         """Release network clients and files. Safe to call more than once."""
 
-    def close(self) -> None:
-        """Synchronous twin of :meth:`aclose`."""
-        run_sync(self.aclose())
+    close = sync_twin(aclose)
 
 
 def make_request(
     messages: MessagesLike,
     *,
     temperature: float | None = None,
+    top_p: float | None = None,
     max_tokens: int | None = None,
     seed: int | None = None,
     stop: Sequence[str] | str | None = None,
@@ -139,6 +109,8 @@ def make_request(
     """Check the arguments of a generation call and build its :class:`Request`."""
     if temperature is not None and not (0.0 <= float(temperature) <= 2.0):
         raise InputError(f"temperature={temperature} is out of range: use a value in [0, 2]")
+    if top_p is not None and not (0.0 < float(top_p) <= 1.0):
+        raise InputError(f"top_p={top_p} is out of range: use a value in (0, 1]")
     if max_tokens is not None and int(max_tokens) < 1:
         raise InputError(f"max_tokens={max_tokens} must be a positive integer")
     if int(sample_index) < 0:
@@ -153,6 +125,7 @@ def make_request(
         json_schema=dict(json_schema) if json_schema is not None else None,
         tag=str(tag),
         sample_index=int(sample_index),
+        top_p=None if top_p is None else float(top_p),
     )
 
 

@@ -4,7 +4,9 @@ The key is the SHA-256 of the canonical JSON of the model's identity (backend, m
 server), the answer-determining parameters, the messages, the JSON schema and the
 ``sample_index``. Credentials are never part of it (the identity excludes them by
 construction). A hit answers without touching the network or the rate limits; identical
-requests in flight at the same time share one network call.
+requests in flight at the same time share one network call. A call made inside
+:func:`silicolab.core.fresh.fresh_calls` (a unit that ``--retry-failed`` reruns) skips the
+lookup and the sharing, reaches the model, and its answer replaces the cached one.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from typing import Any
 
 from silicolab.core.errors import ConfigError
 from silicolab.core.files import canonical_json
+from silicolab.core.fresh import wants_fresh
 from silicolab.llm.base import LanguageModel, ModelWrapper
+from silicolab.llm.cache_repair import ensure_usable
 from silicolab.llm.types import Completion, Request, Usage
 
 _SCHEMA = """
@@ -43,7 +47,9 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
 
 
 class SQLiteCache:
-    """A completion store in one SQLite file (WAL mode, one connection per thread)."""
+    """A completion store in one SQLite file (WAL mode, one connection per thread). A
+    damaged file is moved aside and replaced by an empty cache with one warning line
+    (:mod:`silicolab.llm.cache_repair`): a cache only saves calls."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -55,6 +61,7 @@ class SQLiteCache:
                 "set cache_path to a writable location"
             ) from err
         self._local = threading.local()
+        ensure_usable(self.path)  # a damaged cache is moved aside and rebuilt, with a warning
         self._connect()  # fail early on an unusable path
 
     def _connect(self) -> sqlite3.Connection:
@@ -122,9 +129,8 @@ class SQLiteCache:
             )
             .fetchone()
         )
-        size = sum(
-            p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file()
-        )
+        files = [self.path.with_name(self.path.name + end) for end in ("", "-wal", "-shm")]
+        size = sum(p.stat().st_size for p in files if p.is_file())  # not the damaged copies
         models = dict(
             self._connect()
             .execute("SELECT model, COUNT(*) FROM completions GROUP BY model ORDER BY model")
@@ -164,10 +170,11 @@ class CachedModel(ModelWrapper):
 
     async def acomplete(self, request: Request) -> Completion:
         key = cache_key(self.inner.identity(), request)
-        hit = self.cache.get(key)
+        fresh = wants_fresh()  # a retried unit: its cached answers are the failed ones
+        hit = None if fresh else self.cache.get(key)
         if hit is not None:
             return hit
-        pending = self._inflight.get(key)
+        pending = None if fresh else self._inflight.get(key)
         if pending is not None:
             # An identical request is on the wire: share its answer as a cache hit. If it
             # fails or is cancelled, fall through and make our own call.

@@ -21,7 +21,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from silicolab.core.errors import ConfigError
@@ -30,7 +30,11 @@ from silicolab.llm.cache import CachedModel, SQLiteCache
 from silicolab.llm.ledger import MeteredModel, Prices
 from silicolab.llm.limits import LimitedModel
 from silicolab.llm.local import LOCAL_MAX_TOKENS, LOCAL_TIMEOUT_S
+from silicolab.llm.prices import resolve_prices
 from silicolab.llm.retry import RetryingModel
+
+if TYPE_CHECKING:
+    from silicolab.llm.budget import Budget
 
 
 @dataclass(frozen=True)
@@ -206,10 +210,17 @@ def load_model(
     max_retries: int = 5,
     timeout_s: float | None = None,
     prices: Prices | Mapping[str, float] | None = None,
+    budget: Budget | None = None,
     **backend_options: Any,
 ) -> LanguageModel:
     """A ready-to-use model: metering (``model.ledger``) → exact-prompt cache (when
-    ``cache_path`` is given) → limits → retry → backend.
+    ``cache_path`` is given) → limits → spending limit (with ``budget``) → retry → backend.
+
+    ``prices`` (USD per 1M tokens) bill the ledger; without them the built-in table's
+    apply (:func:`~silicolab.llm.prices.resolve_prices`: free for scripted and local
+    specs; ``model.ledger.prices.known`` is False when nobody knows the price). A
+    ``budget`` (:class:`~silicolab.llm.budget.Budget`, one per run, shared by its models)
+    refuses new paid calls once the run's actual spend reaches its limit.
 
     ``max_concurrency="auto"`` is the server's slot count when it says (llama.cpp), else
     16 (None: no limit); ``timeout_s=None`` is 600 s for servers on this machine that
@@ -244,7 +255,13 @@ def load_model(
         )
     if max_concurrency == "auto":
         max_concurrency = backend.server_slots or DEFAULT_CONCURRENCY
+    named = spec if isinstance(spec, str) else backend.spec
+    prices = resolve_prices(named, prices, base_url=base_url)
     model: LanguageModel = RetryingModel(backend, max_retries=max_retries)
+    if budget is not None:  # below the limits: a call is checked when it gets its slot
+        from silicolab.llm.budget import BudgetedModel
+
+        model = BudgetedModel(model, budget, prices)
     model = LimitedModel(
         model,
         max_concurrency=max_concurrency,

@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from silicolab.core.errors import ConfigError
+from silicolab.core.sync import at_loop_end
 
 #: Largest accepted response head (status line plus headers).
 MAX_HEAD_BYTES = 64 * 1024
@@ -52,6 +53,10 @@ async def close_loop_clients() -> None:
     clients = _CLIENTS_BY_LOOP.pop(asyncio.get_running_loop(), None)
     for client in list(clients or ()):
         await client.aclose()
+
+
+# Every loop run_sync runs closes its connections when it ends (the loop ends with the call).
+at_loop_end(close_loop_clients)
 
 
 class TransportError(ConnectionError):

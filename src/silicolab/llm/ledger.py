@@ -19,14 +19,26 @@ from silicolab.llm.types import Completion, Request
 
 @dataclass(frozen=True)
 class Prices:
-    """Prices in US dollars per million tokens."""
+    """Prices in US dollars per million tokens, and where they come from.
 
-    input_per_mtok: float = 0.0
-    output_per_mtok: float = 0.0
+    A price is *unknown* (``None``, the default: ``Prices()``) or *known*; known prices of
+    zero are *free* (a model on this machine, the scripted test double). The difference
+    matters to a spending limit: a free model's calls are never refused, a model whose
+    price is unknown cannot be held to a limit at all. ``source`` says where the prices
+    come from (``"config"``, ``"built-in, as of 2025-08-07"``, ``"--price-in/--price-out"``)
+    and takes no part in comparisons.
+    """
+
+    input_per_mtok: float | None = None
+    output_per_mtok: float | None = None
+    source: str = field(default="", compare=False)
 
     @classmethod
-    def parse(cls, prices: Prices | Mapping[str, float] | None) -> Prices:
-        """Accept ``Prices``, ``{"input": 0.15, "output": 0.6}`` (per million tokens) or None."""
+    def parse(
+        cls, prices: Prices | Mapping[str, float] | None, *, source: str = "config"
+    ) -> Prices:
+        """Accept ``Prices``, ``{"input": 0.15, "output": 0.6}`` (per million tokens; a
+        missing key is 0) or None (unknown)."""
         if prices is None:
             return cls()
         if isinstance(prices, Prices):
@@ -37,10 +49,34 @@ class Prices:
                 f"unknown price keys {sorted(unknown)}: give prices as "
                 "{'input': <USD per 1M input tokens>, 'output': <USD per 1M output tokens>}"
             )
-        return cls(float(prices.get("input", 0.0)), float(prices.get("output", 0.0)))
+        values = [prices.get(name, 0.0) for name in ("input", "output")]
+        if not all(_is_price(v) for v in values):
+            raise ConfigError(
+                f"prices {dict(prices)} are not numbers >= 0: give prices as "
+                "{'input': <USD per 1M input tokens>, 'output': <USD per 1M output tokens>}"
+            )
+        return cls(float(values[0]), float(values[1]), source=source)
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
+    @property
+    def known(self) -> bool:
+        """Whether both prices are known (zero included)."""
+        return self.input_per_mtok is not None and self.output_per_mtok is not None
+
+    @property
+    def free(self) -> bool:
+        """Whether the prices are known to be zero: calls that cost nothing."""
+        return self.known and not (self.input_per_mtok or self.output_per_mtok)
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        """The USD cost of a call with these token counts; ``None`` when the price is
+        unknown (never a silent 0)."""
+        if self.input_per_mtok is None or self.output_per_mtok is None:
+            return None
         return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+
+
+def _is_price(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
 
 
 @dataclass
@@ -82,11 +118,10 @@ class Ledger:
 
     def record(self, tag: str, completion: Completion) -> None:
         """Add one finished call."""
-        cost = (
-            0.0
-            if completion.cached
-            else self.prices.cost(completion.usage.input_tokens, completion.usage.output_tokens)
-        )
+        # a call at an unknown price is counted as 0 here: ``prices.known`` says so
+        usage = completion.usage
+        billed = self.prices.cost(usage.input_tokens, usage.output_tokens)
+        cost = 0.0 if completion.cached or billed is None else billed
         with self._lock:
             for tally in (self._total, self._by_tag.setdefault(tag, _Tally())):
                 tally.calls += 1

@@ -44,7 +44,7 @@ class Channel:
         self.service = service
         self.client = f"{PROCESS_ID}:{uuid.uuid4().hex}"  # the service knows our process
         self._ids = itertools.count(1)
-        self._begins: list[tuple[int, str, str, int]] = []
+        self._begins: list[tuple[Any, ...]] = []  # (id, key, tag, reserve[, fresh])
         self._ends: list[End] = []
         self._acks: list[asyncio.Future[None]] = []
         self._waiting: dict[int, tuple[asyncio.Future[Any], str, str, int]] = {}
@@ -54,12 +54,15 @@ class Channel:
         #: Messages sent so far (pushes and polls), for tests and benchmarks.
         self.messages = 0
 
-    async def begin(self, key: str, tag: str, reserve: int) -> tuple[Completion | None, Any]:
-        """What :meth:`LLMService.begin` answers: ``(hit, None)`` or ``(None, lease)``."""
+    async def begin(
+        self, key: str, tag: str, reserve: int, fresh: bool = False
+    ) -> tuple[Completion | None, Any]:
+        """What :meth:`LLMService.begin` answers: ``(hit, None)`` or ``(None, lease)``
+        (``fresh``: never a cached answer)."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         ident = next(self._ids)
         self._waiting[ident] = (future, key, tag, reserve)
-        self._begins.append((ident, key, tag, reserve))
+        self._begins.append((ident, key, tag, reserve, *([True] if fresh else [])))
         self._kick()
         return await future
 
@@ -95,7 +98,7 @@ class Channel:
 
     async def _send(
         self,
-        begins: list[tuple[int, str, str, int]],
+        begins: list[tuple[Any, ...]],
         ends: list[End],
         acks: list[asyncio.Future[None]],
         *,
@@ -123,7 +126,7 @@ class Channel:
         self,
         exc: Exception,
         acks: list[asyncio.Future[None]],
-        begins: list[tuple[int, str, str, int]] | None,
+        begins: list[tuple[Any, ...]] | None,
     ) -> None:
         idents = [b[0] for b in begins] if begins is not None else list(self._waiting)
         for ack in acks:

@@ -34,6 +34,7 @@ import time
 from typing import Any
 
 from silicolab.core.errors import LLMError
+from silicolab.core.fresh import wants_fresh
 from silicolab.core.remote import RemoteSession
 from silicolab.llm.base import LanguageModel, ModelWrapper, PerLoop
 from silicolab.llm.cache import CachedModel, SQLiteCache, _as_hit, cache_key
@@ -117,10 +118,11 @@ class LLMService:
         self.messages = 0
 
     async def exchange(
-        self, client: str, begins: list[tuple[int, str, str, int]], ends: list[Any], wait: bool
+        self, client: str, begins: list[tuple[Any, ...]], ends: list[Any], wait: bool
     ) -> list[tuple[int, Any, Any, BaseException | None]]:
         """One message of a worker's :class:`~silicolab.llm.ray_channel.Channel`: apply
-        ``ends`` (freeing their slots), start ``begins`` (``(id, key, tag, reserve)``), and
+        ``ends`` (freeing their slots), start ``begins`` (``(id, key, tag, reserve)``, plus
+        ``True`` for a fresh call that skips the cache), and
         answer with this client's begins granted so far as ``(id, hit, lease, error)``.
         With ``wait`` (a poll), first wait up to :data:`POLL_S` for one to be granted."""
         self.messages += 1
@@ -128,8 +130,9 @@ class LLMService:
             self._open.get(client, {}).pop(end[2], None)
             self.end(*end)
         parked = self._parked.setdefault(client, {})
-        for ident, key, tag, reserve in begins:
-            parked[ident] = (asyncio.ensure_future(self.begin(key, tag, reserve)), key)
+        for ident, key, tag, reserve, *fresh in begins:
+            begin = self.begin(key, tag, reserve, fresh=bool(fresh and fresh[0]))
+            parked[ident] = (asyncio.ensure_future(begin), key)
         if parked:
             for _ in range(2):  # begins that need not wait complete within two steps
                 await asyncio.sleep(0)
@@ -181,11 +184,15 @@ class LLMService:
                 closed += 1
         return closed
 
-    async def begin(self, key: str, tag: str, reserve: int) -> tuple[Completion | None, Any]:
+    async def begin(
+        self, key: str, tag: str, reserve: int, fresh: bool = False
+    ) -> tuple[Completion | None, Any]:
         """``(hit, None)`` for an answer already known, else ``(None, lease)`` once a slot
-        and the per-minute budgets allow the call."""
+        and the per-minute budgets allow the call; a ``fresh`` call (a unit that
+        ``--retry-failed`` reruns) is never answered from the cache, and its answer
+        replaces the cached one."""
         if self.cache is not None:
-            hit = self.cache.get(key) or await self._shared(key)
+            hit = None if fresh else self.cache.get(key) or await self._shared(key)
             if hit is not None:
                 self.ledger.record(tag, hit)
                 return hit, None
@@ -285,7 +292,7 @@ class ServiceModel(ModelWrapper):
         reserve = (request.prompt_chars() + 3) // 4 + (request.max_tokens or 256)
         reserve = reserve if self.tokens else 0
         channel = self.channel
-        hit, lease = await channel.begin(key, request.tag, reserve)
+        hit, lease = await channel.begin(key, request.tag, reserve, wants_fresh())
         if hit is not None:
             self._ledger.record(request.tag, hit)
             return hit

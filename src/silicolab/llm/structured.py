@@ -17,7 +17,8 @@ from typing import Any, Literal, TypeVar, Unpack
 from pydantic import BaseModel, Field, ValidationError, create_model
 
 from silicolab.core.errors import InputError, ParseFailure
-from silicolab.llm.base import LanguageModel, SamplingOptions, run_sync
+from silicolab.core.sync import sync_twin
+from silicolab.llm.base import LanguageModel, SamplingOptions
 from silicolab.llm.types import MessagesLike, normalize_messages
 
 M = TypeVar("M", bound=BaseModel)
@@ -120,11 +121,7 @@ async def astructured(
     )
 
 
-def structured(
-    model: LanguageModel, messages: MessagesLike, schema: type[M], retries: int = 2, **kw: Any
-) -> M:
-    """The synchronous twin of :func:`astructured`."""
-    return run_sync(astructured(model, messages, schema, retries, **kw))
+structured = sync_twin(astructured)
 
 
 async def achoose(
@@ -151,9 +148,7 @@ async def achoose(
     return int(picked.choice) - 1  # type: ignore[attr-defined]
 
 
-def choose(model: LanguageModel, question: str, options: Sequence[str], **kw: Any) -> int:
-    """The synchronous twin of :func:`achoose`."""
-    return run_sync(achoose(model, question, options, **kw))
+choose = sync_twin(achoose)
 
 
 async def anumber(
@@ -172,6 +167,4 @@ async def anumber(
     return picked.value  # type: ignore[attr-defined]
 
 
-def number(model: LanguageModel, question: str, **kw: Any) -> float | int:
-    """The synchronous twin of :func:`anumber`."""
-    return run_sync(anumber(model, question, **kw))
+number = sync_twin(anumber)

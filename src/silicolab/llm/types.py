@@ -65,6 +65,8 @@ class Request:
     ``tag`` labels the call for metering only; it never changes the answer and is not part
     of the cache key. ``sample_index`` distinguishes independent samples of the same prompt
     so that they are cached separately (derive it from the call's logical identity).
+    ``top_p`` is the nucleus-sampling mass (None: the server's default), sent by the
+    OpenAI-compatible and Anthropic backends.
     """
 
     messages: tuple[Message, ...]
@@ -75,10 +77,14 @@ class Request:
     json_schema: Mapping[str, Any] | None = None
     tag: str = ""
     sample_index: int = 0
+    top_p: float | None = None
 
     def params(self) -> dict[str, Any]:
-        """The parameters that determine the answer (everything but messages and tag)."""
-        return {
+        """The parameters that determine the answer (everything but messages and tag).
+
+        ``top_p`` joins only when set, so the cache keys of requests without it are the
+        same as before nucleus sampling could be asked for."""
+        params: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
@@ -86,6 +92,9 @@ class Request:
             "json_schema": self.json_schema,
             "sample_index": self.sample_index,
         }
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
+        return params
 
     def prompt_chars(self) -> int:
         return sum(len(m["content"]) for m in self.messages)

@@ -7,11 +7,16 @@ the mug's binary outcome, the change in the probability of a deal per unit of a 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from silicolab.report.study_report import path_rows, study_report, summary_lines
+from silicolab.report.study_report import (
+    path_rows,
+    prediction_line,
+    study_report,
+    summary_lines,
+)
 from silicolab.report.tables import print_lines, print_table
 
 TRUTH_COLUMNS = (
@@ -39,12 +44,15 @@ def _title(record: dict[str, Any], truth: dict[str, Any]) -> str:
     return f"study '{record['scenario']}': fitted SCM beside the hidden truth{scale}"
 
 
-def demo_report(record: dict[str, Any], tour_lines: Sequence[str]) -> str:
-    """``report.md`` of a demo run: the study report, then the tour."""
-    return study_report(record) + "\n" + "\n".join(tour_lines) + "\n"
+def demo_report(
+    record: dict[str, Any], tour_lines: Sequence[str], info: Mapping[str, Any] | None = None
+) -> str:
+    """``report.md`` of a demo run: the study report, then the tour (``info``: the run's
+    ``run.json``, for the model calls)."""
+    return study_report(record, info) + "\n" + "\n".join(tour_lines) + "\n"
 
 
-def print_demo(record: dict[str, Any], path: Path) -> None:
+def print_demo(record: dict[str, Any], path: Path, info: Mapping[str, Any] | None = None) -> None:
     """The study part of the demo on the terminal (tables as Markdown in a pipe)."""
     truth = record["truth"]
     print_table(
@@ -60,11 +68,10 @@ def print_demo(record: dict[str, Any], path: Path) -> None:
             TRUTH_COLUMNS,
             title=f"follow-on: dropped {plan.get('dropped')}, added {plan.get('added')}",
         )
-    lines = summary_lines(record)
-    mse = (record.get("predictions") or {}).get("mse")
-    if mse:
-        shown = ", ".join(f"{k} {v:.4g}" for k, v in mse.items() if v is not None)
-        lines.append(f"prediction MSE (scripted scientist's guesses vs mechanical LOO): {shown}")
+    lines = summary_lines(record, info)
+    predicted = prediction_line(record, "scripted scientist's guesses vs mechanical LOO")
+    if predicted:
+        lines.append(predicted)
     lines.append(f"{len(record['decisions'])} scientist decisions with explanations in {path}")
     print_lines(lines)
 

@@ -1,7 +1,8 @@
 """``report.md`` of a study and the summary a researcher wants to see first.
 
-Rendered from the study's record alone (``record.json``), so a report can be rebuilt for
-any finished run without rerunning anything. A model that was not estimable (the main fit:
+Rendered from the study's record (``record.json``) and the run's accounting in
+``run.json`` (the language-model ledger), so a report can be rebuilt for any finished run
+without rerunning anything. A model that was not estimable (the main fit:
 ``fit_error`` with ``fit_problems``; an interaction or alternative model: the estimation's
 ``skipped`` list) is shown as "not estimable" with each reason, never with an estimate, SE
 or p-value; a nested test that was not run shows why.
@@ -9,6 +10,7 @@ or p-value; a nested test that was not run shows why.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from silicolab.report.tables import markdown_table
@@ -75,8 +77,19 @@ def _fit_section(holder: dict[str, Any], which: str = "main") -> list[str]:
     return ["_no fit_"]
 
 
-def summary_lines(record: dict[str, Any]) -> list[str]:
-    """The first lines a researcher reads: design, runs, R², NA, health, cost."""
+def prediction_line(record: dict[str, Any], label: str = "") -> str | None:
+    """``prediction MSE: llm 1.2, loo_mechanical 3.4, ...`` (with ``label`` in parentheses
+    after ``MSE``): how close the study's predictions came, or ``None`` without any."""
+    mse = (record.get("predictions") or {}).get("mse")
+    if not mse:
+        return None
+    shown = ", ".join(f"{k} {v:.4g}" for k, v in mse.items() if v is not None)
+    return f"prediction MSE{f' ({label})' if label else ''}: {shown}"
+
+
+def summary_lines(record: dict[str, Any], info: Mapping[str, Any] | None = None) -> list[str]:
+    """The first lines a researcher reads: design, runs, R², NA, health, and the cost
+    from ``info`` (the run's ``run.json``, see :func:`run_ledger`)."""
     data = record["data"]
     design = record["design"]
     est = record.get("estimation") or {}
@@ -100,7 +113,7 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
     for skipped in est.get("skipped") or []:
         reasons = "; ".join(problem_lines(skipped.get("problems") or []))
         lines.append(f"model {skipped['model']}: not estimable: {reasons}")
-    for role, ledger in (record.get("llm_ledger") or {}).items():
+    for role, ledger in run_ledger(record, info).items():
         lines.append(
             f"LLM {role}: {ledger['calls']} calls ({ledger['cache_hits']} cached), "
             f"{ledger['input_tokens']:,} in / {ledger['output_tokens']:,} out tokens, "
@@ -116,10 +129,16 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-def study_report(record: dict[str, Any]) -> str:
-    """The whole ``report.md`` of a study record."""
+def run_ledger(record: Mapping[str, Any], info: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Each role's language-model ledger of a study run: ``run.json``'s ``llm_ledger``
+    (every process of the run), or the record's, where records before schema 2 kept it."""
+    return dict((info or {}).get("llm_ledger") or record.get("llm_ledger") or {})
+
+
+def study_report(record: dict[str, Any], info: Mapping[str, Any] | None = None) -> str:
+    """The whole ``report.md`` of a study record (``info``: the run's ``run.json``)."""
     out = [f"# Study: {record['study']}", "", f"> {record['scenario']}", ""]
-    out += [f"- {line}" for line in summary_lines(record)]
+    out += [f"- {line}" for line in summary_lines(record, info)]
     out += ["", "## Fitted SCM", ""]
     out += _fit_section(record)
     for title, key in (("With interactions", "interactions"),):
@@ -151,7 +170,11 @@ def study_report(record: dict[str, Any]) -> str:
         out += _fit_section(follow)
     out += ["", "## Decisions", ""]
     out += [f"- **{d['step']}**: {d['value']} — {d['explanation']}" for d in record["decisions"]]
-    out += ["", "Files: `record.json` (everything), `data.csv` (one row per run)."]
+    out += [
+        "",
+        "Files: `record.json` (the results), `data.csv` (one row per run), `run.json` "
+        "(status, time, model calls).",
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -159,7 +182,9 @@ __all__ = [
     "PATH_COLUMNS",
     "nested_test_line",
     "path_rows",
+    "prediction_line",
     "problem_lines",
+    "run_ledger",
     "study_report",
     "summary_lines",
 ]

@@ -4,12 +4,13 @@ resume rule every command follows), :class:`RunHealth` (degraded runs) and ``doc
 
 from silicolab.runs.health import DEGRADED_EXIT, RunHealth, UnitHealth
 from silicolab.runs.lock import RunLocked
-from silicolab.runs.resume import check_root, open_run
+from silicolab.runs.resume import NothingFailed, check_root, open_run
 from silicolab.runs.run_dir import STATUSES, Run
 
 __all__ = [
     "DEGRADED_EXIT",
     "STATUSES",
+    "NothingFailed",
     "Run",
     "RunHealth",
     "RunLocked",

@@ -27,16 +27,32 @@ import asyncio
 import copy
 import itertools
 import json
+import shutil
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from silicolab.core.errors import InputError
-from silicolab.core.files import append_jsonl, atomic_write_text, dumps, read_jsonl
+from silicolab.core import notices
+from silicolab.core.errors import BudgetReached, InputError, SilicolabError
+from silicolab.core.files import (
+    append_jsonl,
+    atomic_write_text,
+    dumps,
+    read_json_file,
+)
 from silicolab.core.secrets import redact, scrub_text
 from silicolab.runs import lock, meta
+from silicolab.runs.event_log import (
+    RETRY,
+    finished_events,
+    read_events,
+    repair_tail,
+    retried_units,
+)
 from silicolab.runs.health import RunHealth
+from silicolab.runs.usage import Ledgers, Usage
 
 RUN_FILE = "run.json"
 EVENTS_FILE = "events.jsonl"
@@ -47,6 +63,9 @@ REPORT_HTML = "report.html"
 STATUSES = ("running", "finished", "degraded", "failed", "interrupted")
 #: The statuses that say the work is done; inside ``with run:`` they wait for its end.
 FINAL_STATUSES = ("finished", "degraded")
+#: The fixes named when ``run.json`` or ``record.json`` is damaged.
+RUN_FILE_FIX = "restore it from a backup, or delete the folder and start a new run"
+RECORD_FIX = "restore it from a backup, or rerun the command that made the run"
 
 
 class Run:
@@ -54,8 +73,12 @@ class Run:
     :meth:`latest`; the constructor is internal.
 
     Used as a context manager it records how the work ended: ``finished`` on a normal exit
-    (unless the block set another status), ``interrupted`` on Ctrl-C or cancellation,
+    (unless the block set another status), ``interrupted`` on Ctrl-C or cancellation (and,
+    with the ``reason``, at a spending limit: :class:`BudgetReached`),
     ``failed`` with the error message on any other exception (which still propagates).
+    Input checked late never leaves a run behind: a block ended by bad input or
+    configuration (an exit-2 error) before any unit finished removes the run directory;
+    after units finished the run stays ``failed`` with ``input_error`` set in ``run.json``.
     Completion is the last write: a ``finished`` or ``degraded`` status set inside the
     block (:meth:`finish`, :meth:`set_status`) is held in memory and written to
     ``run.json`` only when the block ends normally, so every output the block writes
@@ -68,6 +91,8 @@ class Run:
         self._info = info
         self._tail_checked = False
         self._inside = False  # within ``with run:``: a final status waits for __exit__
+        self._usage: Usage | None = None  # this process's accounting, once tracked
+        self._retry_on_enter: list[str] = []  # units :meth:`retry_when_started` reopens
 
     # -- creating and finding runs -------------------------------------------------------
 
@@ -134,12 +159,7 @@ class Run:
         info_path = path / RUN_FILE
         if not info_path.is_file():
             raise InputError(f"{path} is not a run directory (it has no {RUN_FILE}); {hint}")
-        try:
-            info = json.loads(info_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(
-                f"{info_path} is unreadable ({exc}); restore it or start a new run"
-            ) from exc
+        info = read_json_file(info_path, fix=RUN_FILE_FIX)
         if not isinstance(info, dict) or not isinstance(info.get("kind"), str):
             raise InputError(f"{info_path} has no 'kind'; it was not written by silicolab")
         return cls(path, info)
@@ -152,14 +172,21 @@ class Run:
         ``unfinished``, the newest whose status is not ``finished``), or ``None``.
 
         ``--resume`` without a path resumes the newest unfinished run, so a study finished
-        after an interrupted one does not hide it. Folders without a readable ``run.json``
-        are ignored.
+        after an interrupted one does not hide it. Folders without a ``run.json`` are
+        ignored; one whose ``run.json`` is damaged is skipped with one warning line.
         """
+        runs = cls.newest_first(root, kind)
+        return next((r for r in runs if not (unfinished and r.status == "finished")), None)
+
+    @classmethod
+    def newest_first(cls, root: str | Path = "runs", kind: str | None = None) -> list[Run]:
+        """Every run under ``root`` (of ``kind`` if given), the most recently created
+        first; folders without a readable ``run.json`` are left out."""
         root = Path(root)
         if not root.is_dir():
-            return None
+            return []
         wanted = meta.slugify(kind) if kind is not None else None
-        best: tuple[datetime, str, Run] | None = None
+        found: list[tuple[datetime, str, Run]] = []
         for child in root.iterdir():
             if not (child / RUN_FILE).is_file():
                 continue
@@ -168,15 +195,17 @@ class Run:
                 created = datetime.fromisoformat(run._info["created"])
                 if created.tzinfo is None:  # hand-edited: read it as local time
                     created = created.astimezone()
-            except (InputError, KeyError, TypeError, ValueError):
+            except (InputError, KeyError, TypeError, ValueError) as exc:
+                problem = exc if isinstance(exc, InputError) else "it has no valid 'created'"
+                notices.warn(
+                    f"skipped {child} while looking for the latest run: {problem}",
+                    key=("skipped run", str(child.resolve())),
+                )
                 continue
-            if wanted is not None and run.kind != wanted:
-                continue
-            if unfinished and run.status == "finished":
-                continue
-            if best is None or (created, child.name) > best[:2]:
-                best = (created, child.name, run)
-        return best[2] if best else None
+            if wanted is None or run.kind == wanted:
+                found.append((created, child.name, run))
+        found.sort(key=lambda entry: entry[:2], reverse=True)
+        return [run for _, _, run in found]
 
     # -- what the run is ------------------------------------------------------------------
 
@@ -208,8 +237,16 @@ class Run:
 
     @property
     def info(self) -> dict[str, Any]:
-        """A copy of the content of ``run.json``."""
+        """A copy of the content of ``run.json`` (with this process's accounting so far,
+        see :meth:`track_usage`)."""
+        self._count_usage()
         return copy.deepcopy(self._info)
+
+    @property
+    def failed_on_input(self) -> bool:
+        """Whether the run is ``failed`` by bad input or configuration (an error the
+        user fixes, exit 2) found after it began: ``--resume`` without a path skips it."""
+        return self.status == "failed" and bool(self._info.get("input_error"))
 
     @property
     def events_path(self) -> Path:
@@ -251,7 +288,12 @@ class Run:
         lock.acquire(self._path)  # held until the block ends: one writer per run
         if self.status != "running":  # resuming a run that ended before
             self._info.pop("error", None)
+            self._info.pop("reason", None)
+            self._info.pop("input_error", None)
             self.set_status("running", resumed=meta.timestamp(meta.now()))
+        if self._retry_on_enter:
+            self.retry(self._retry_on_enter)
+            self._retry_on_enter = []
         self._inside = True
         return self
 
@@ -269,9 +311,49 @@ class Run:
             self._write_info()  # the last write: every output of the block exists
         elif issubclass(exc_type, KeyboardInterrupt | asyncio.CancelledError):
             self.set_status("interrupted", resume_hint="rerun the same command with --resume")
+        elif issubclass(exc_type, BudgetReached):  # stopped on purpose, not failed
+            self.set_status(
+                "interrupted",
+                reason=getattr(exc, "reason", str(exc)),
+                resume_hint="rerun the same command with --resume and a higher --max-cost",
+            )
+        elif _bad_input(exc) and not self.finished_units():
+            self._remove()  # input checked late: nothing finished, so nothing is left behind
         else:
-            self.set_status("failed", error=f"{exc_type.__name__}: {exc}")
+            bad_input = {"input_error": True} if _bad_input(exc) else {}
+            self.set_status("failed", error=f"{exc_type.__name__}: {exc}", **bad_input)
         lock.release(self._path)  # the run is left as it ended; another process may resume
+
+    # -- process accounting (silicolab.runs.usage) ----------------------------------------
+
+    def track_usage(self, ledgers: Callable[[], Ledgers] | None = None) -> None:
+        """Count this process's work into ``run.json`` from now on: ``runtime_s`` and, with
+        ``ledgers`` (a function returning each role's ledger summary, read at every
+        write), ``llm_ledger``, each added to what earlier processes stored. Called again,
+        it keeps the clock and takes the new ``ledgers``. The record stays free of both,
+        so a resumed run's record equals an uninterrupted run's."""
+        usage = self._tracked()
+        if ledgers is not None:
+            usage.ledgers = ledgers
+
+    def note_timing(self, name: str, seconds: float) -> None:
+        """Keep the wall-clock ``seconds`` of the step ``name`` under ``timings`` in
+        ``run.json`` (written with the next status change or the final write)."""
+        self._tracked().timings[name] = round(float(seconds), 3)
+
+    def _tracked(self) -> Usage:
+        if self._usage is None:
+            self._usage = Usage.since(self._info)
+        return self._usage
+
+    def _count_usage(self) -> None:
+        if self._usage is not None:
+            self._info.update(self._usage.fields())
+
+    def _remove(self) -> None:
+        """Delete the run directory (its lock still held, so no other process can take it
+        up half-deleted); only for a run that ended on bad input before any unit finished."""
+        shutil.rmtree(self._path, ignore_errors=True)
 
     # -- events ---------------------------------------------------------------------------
 
@@ -298,33 +380,47 @@ class Run:
         append_jsonl(self.events_path, self._scrubbed(event))
 
     def events(self) -> list[dict[str, Any]]:
-        """Every event in order (a line torn by a hard kill is skipped)."""
-        return [e for e in read_jsonl(self.events_path) if isinstance(e, dict) and "unit" in e]
+        """Every event in order; a torn or damaged line is skipped (a damaged one with a
+        warning), its unit counting as not done (:func:`~silicolab.runs.event_log.read_events`)."""
+        return read_events(self.events_path)
 
     def finished_events(self) -> dict[str, dict[str, Any]]:
-        """The latest ``"ok"`` event of each finished unit, by unit key."""
-        return {e["unit"]: e for e in self.events() if e.get("status") == "ok"}
+        """The latest ``"ok"`` event of each finished unit, by unit key (a unit whose
+        newest ``ok``/``retry`` event is a :data:`RETRY` is unfinished again)."""
+        return finished_events(self.events())
 
     def finished_units(self) -> set[str]:
         """Keys of the units with an ``"ok"`` event: what a resume skips."""
         return set(self.finished_events())
 
+    def retried_units(self) -> set[str]:
+        """Keys of the units reopened by :meth:`retry` and not finished since: when they
+        run, their model calls skip the LLM cache (see :mod:`silicolab.core.fresh`)."""
+        return retried_units(self.events())
+
+    def retry_when_started(self, units: Iterable[str]) -> None:
+        """Reopen ``units`` (:meth:`retry`) when the ``with run:`` block starts: a command
+        that refuses to run after choosing them (a check that fails, a cost declined)
+        leaves the run as it was."""
+        self._retry_on_enter = list(units)
+
+    def retry(self, units: Iterable[str], reason: str = "--retry-failed") -> list[str]:
+        """Reopen ``units`` (finished or not) to be run again with fresh model calls: one
+        :data:`RETRY` event each, appended (and fsynced) before anything reruns, so a kill
+        during the retry leaves them unfinished and still to be retried. Returns them."""
+        reopened = list(dict.fromkeys(units))
+        with lock.writing(self._path):
+            for unit in reopened:
+                self._append(unit, {"reason": reason}, RETRY)
+        return reopened
+
     def _repair_tail(self) -> None:
         """End a torn last line (left by a kill mid-write) with a newline, once per
         instance, so the next event starts on a line of its own instead of being glued
         to the fragment and lost."""
-        if self._tail_checked:
-            return
-        self._tail_checked = True
-        path = self.events_path
-        if not path.exists() or path.stat().st_size == 0:
-            return
-        with open(path, "rb") as handle:
-            handle.seek(-1, 2)
-            if handle.read(1) == b"\n":
-                return
-        with open(path, "ab") as handle:
-            handle.write(b"\n")
+        if not self._tail_checked:
+            self._tail_checked = True
+            repair_tail(self.events_path)
 
     # -- record and report ----------------------------------------------------------------
 
@@ -335,13 +431,14 @@ class Run:
         return self._write_json(self.record_path, full)
 
     def read_record(self) -> dict[str, Any] | None:
-        """The content of ``record.json``, or ``None`` before :meth:`write_record`."""
+        """The content of ``record.json``, or ``None`` before :meth:`write_record`; a
+        damaged one (cut short, not JSON) is an :class:`InputError` naming it."""
         if not self.record_path.exists():
             return None
-        try:
-            return json.loads(self.record_path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"{self.record_path} is unreadable ({exc}); rerun the export") from exc
+        record = read_json_file(self.record_path, fix=RECORD_FIX)
+        if not isinstance(record, dict):
+            raise InputError(f"{self.record_path} is damaged (not a JSON object): {RECORD_FIX}")
+        return record
 
     def write_report(self, markdown: str, *, html: str | None = None) -> Path:
         """Write ``report.md`` (and ``report.html`` when given) atomically; returns the
@@ -355,6 +452,7 @@ class Run:
     # -- secret-safe writing --------------------------------------------------------------
 
     def _write_info(self) -> None:
+        self._count_usage()
         self._write_json(self._path / RUN_FILE, self._info)
 
     def _write_json(self, path: Path, obj: Any) -> Path:
@@ -382,6 +480,12 @@ class Run:
             return _scrub_strings(json.loads(text), secrets)
 
 
+def _bad_input(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is an error the user fixes in the input or configuration (exit 2:
+    :class:`InputError`, :class:`ConfigError`), not a crash or a failing model."""
+    return isinstance(exc, SilicolabError) and exc.exit_code == 2
+
+
 def _scrub_strings(obj: Any, secrets: list[str]) -> Any:
     if isinstance(obj, str):
         return scrub_text(obj, secrets)
@@ -392,4 +496,4 @@ def _scrub_strings(obj: Any, secrets: list[str]) -> Any:
     return obj
 
 
-__all__ = ["FINAL_STATUSES", "STATUSES", "Run"]
+__all__ = ["FINAL_STATUSES", "RETRY", "STATUSES", "Run"]

@@ -2,7 +2,8 @@
 
 An executor runs ``fn(item)`` for many items ("units of work"). Everything except *how one
 call is made* lives here, once: the resume filter (units already ``ok`` in the run's
-``events.jsonl`` are restored, not rerun), duplicate-key checks, bounded concurrency, the
+``events.jsonl`` are restored, not rerun; units reopened by ``--retry-failed`` rerun with
+fresh model calls, :func:`fresh_when_marked`), duplicate-key checks, bounded concurrency, the
 event written the moment a unit finishes, the error policy, results in input order, and
 the progress bar. A subclass implements only:
 
@@ -30,13 +31,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from silicolab.core.errors import InputError
+from silicolab.core.errors import BudgetReached, InputError
+from silicolab.core.fresh import fresh_calls
+from silicolab.core.sync import run_sync
 from silicolab.runtime.progress import ProgressBar
 
 
 class EventLog(Protocol):
     """What an executor needs from a run directory (:class:`silicolab.runs.Run` is one):
-    the finished units to skip, and a durable place to append each finished unit. A
+    the finished units to skip, the units reopened by ``--retry-failed`` (optional: run
+    with fresh model calls), and a durable place to append each finished unit. A
     protocol, so runtime and runs stay independent packages on the same layer."""
 
     def finished_events(self) -> dict[str, dict[str, Any]]: ...
@@ -146,12 +150,16 @@ class Executor(ABC):
         results: list[UnitResult | None] = [None] * len(items)
         pending: deque[tuple[int, str, Any]] = deque()
         finished = run.finished_events() if run is not None else {}
+        retried = _retried_units(run)
         for index, (unit, item) in enumerate(zip(keys, items, strict=True)):
             if unit in finished:
                 value = _restore(from_event, finished[unit], unit)
                 results[index] = UnitResult(key=unit, value=value, cached=True)
             else:
                 pending.append((index, unit, item))
+        if any(unit in retried for _, unit, _ in pending):
+            fn = fresh_when_marked(fn)  # a retried unit's cached replies are the failed ones
+            pending = deque((i, unit, (unit in retried, item)) for i, unit, item in pending)
 
         bar = ProgressBar(
             len(items),
@@ -175,15 +183,9 @@ class Executor(ABC):
         self, fn: Callable[[Any], Any], items: Iterable[Any], **options: Any
     ) -> list[UnitResult]:
         """Synchronous twin of :meth:`amap` (same arguments) for scripts, the CLI and
-        notebooks without a running event loop."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.amap(fn, items, **options))
-        raise RuntimeError(
-            f"{type(self).__name__}.map() was called inside a running event loop (e.g. a "
-            "Jupyter cell or an async function); use `await executor.amap(...)` there instead"
-        )
+        notebooks: inside a running event loop (a Jupyter cell) the batch runs in its own
+        loop on a worker thread (:func:`~silicolab.core.sync.run_sync`)."""
+        return run_sync(self.amap(fn, items, **options), twin=f"{type(self).__name__}.amap")
 
     async def _drain(
         self,
@@ -210,6 +212,11 @@ class Executor(ABC):
                 start = time.perf_counter()
                 try:
                     value = await call(item)
+                except BudgetReached:
+                    # not the unit's failure: it was stopped, like a cancelled one, so no
+                    # event (a resume runs it), and the whole batch stops here
+                    bar.advance(failed=True)
+                    raise
                 except Exception as exc:
                     message = error_message(exc)
                     if run is not None:
@@ -237,6 +244,49 @@ class Executor(ABC):
         for task in tasks:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
+
+
+def _retried_units(run: EventLog | None) -> set[str]:
+    """The units ``run`` reopened for ``--retry-failed`` (none for a log without them)."""
+    retried = getattr(run, "retried_units", None)
+    return set(retried()) if retried is not None else set()
+
+
+def fresh_when_marked(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``fn`` taking ``(fresh, item)`` pairs: a pair marked fresh runs inside
+    :func:`~silicolab.core.fresh.fresh_calls`, so its model calls skip the cache. A
+    partial of a top-level function, so it pickles for process and Ray workers (the
+    flag is set where the unit runs), and a coroutine function when ``fn`` is one."""
+    if is_coroutine_function(fn):
+        return functools.partial(_fresh_acall, fn)
+    return functools.partial(_fresh_call, fn)
+
+
+def is_coroutine_function(fn: Any) -> bool:
+    """Whether ``fn`` (a function, a partial of one, or a callable object) is async."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - an async __call__ counts too
+    )
+
+
+def _fresh_call(fn: Callable[[Any], Any], pair: tuple[bool, Any]) -> Any:
+    fresh, item = pair
+    with fresh_calls(fresh):
+        value = fn(item)
+    if fresh and inspect.isawaitable(value):  # a plain function that returned a coroutine
+        return _await_fresh(value)
+    return value
+
+
+async def _await_fresh(awaitable: Awaitable[Any]) -> Any:
+    with fresh_calls():
+        return await awaitable
+
+
+async def _fresh_acall(fn: Callable[[Any], Any], pair: tuple[bool, Any]) -> Any:
+    fresh, item = pair
+    with fresh_calls(fresh):
+        return await fn(item)
 
 
 async def call_maybe_async(fn: Callable[[Any], Any], item: Any) -> Any:

@@ -76,7 +76,11 @@ def watch_process(pid: int) -> threading.Thread:
 
 
 def init_worker(main_pid: int) -> None:
-    """The process-pool initializer: tie this worker's life to process ``main_pid``."""
+    """The process-pool initializer: tie this worker's life to process ``main_pid``, and
+    show each kind of library warning once (:func:`show_each_kind_once`), not a flood."""
+    from silicolab.core.warnings_summary import show_each_kind_once
+
+    show_each_kind_once()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.getppid() == main_pid:
         die_with_parent()

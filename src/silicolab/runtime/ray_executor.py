@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 
 from silicolab.core.errors import InputError
 from silicolab.core.remote import RemoteSession, shipping, worker_runtime_env
-from silicolab.runtime.base import Executor
+from silicolab.runtime.base import Executor, is_coroutine_function
 from silicolab.runtime.ray_runner import Feeder, UnitRunner
 
 INSTALL_HINT = "--executor ray needs Ray: install silicolab[ray] (pip install 'silicolab[ray]')"
@@ -228,13 +228,6 @@ class _Batch:
     feeders: list[Feeder] = field(default_factory=list)
     load: list[int] = field(default_factory=list)
     inflight: set[Any] = field(default_factory=set)
-
-
-def is_coroutine_function(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` (a function, a partial of one, or a callable object) is async."""
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 - an async __call__ counts too
-    )
 
 
 class RayExecutor(Executor):

@@ -3,7 +3,9 @@
 :func:`run_python` (and :func:`arun_python` for event loops) writes the code and its input
 files into a fresh temporary working directory, runs it in a new session under
 :mod:`silicolab.runtime.sandbox_boot` — resource limits plus an audit hook that refuses
-network access, process creation and file changes outside the working directory — kills
+network access, process creation, file changes outside the working directory and reads
+outside it and the libraries (enforced by the kernel's Landlock where there is one, with
+silicolab itself not importable, so the answer key stays out of reach) — kills
 the whole session at the wall-time limit, and returns a :class:`SandboxResult` whose
 ``message`` tells the agent in one line what happened and, for a violation, what is not
 allowed. The child never sees the parent's environment (so no API keys).
@@ -46,13 +48,14 @@ MAX_COLLECT_FILES = 100
 #: ``RLIMIT_FSIZE``: the largest file the code may write, in MiB.
 MAX_WRITE_MB = 256
 #: Violation names, in the order they win when several happened.
-VIOLATIONS = ("network", "subprocess", "filesystem", "memory", "timeout")
+VIOLATIONS = ("network", "subprocess", "filesystem", "read", "memory", "timeout")
 
 _DEFAULT_COLLECT = ("*.json", "*.csv", "*.txt")
 _HINTS = {
     "network": "the code must work offline with the files in its working directory",
     "subprocess": "do the work inside this Python process (no fork, subprocess or shell)",
     "filesystem": "write files only into the current working directory",
+    "read": "use only the files in the current working directory (the data you were given)",
     "memory": "use smaller arrays or process the data in chunks",
     "timeout": "make the code faster or process less data",
 }
@@ -73,7 +76,7 @@ class SandboxResult:
     ``ok`` is true only when the code exited with status 0 *and* nothing was blocked, so an
     agent that catches the :class:`PermissionError` of a blocked action still sees it.
     ``violation`` is ``"timeout"``, ``"memory"``, ``"network"``, ``"filesystem"``,
-    ``"subprocess"`` or None; ``message`` is one line meant to be shown to the agent.
+    ``"read"``, ``"subprocess"`` or None; ``message`` is one line meant to be shown to the agent.
     ``files`` maps paths relative to the working directory to the collected outputs.
     """
 
@@ -267,6 +270,7 @@ def _run(options: _Options, cancel: threading.Event | None) -> SandboxResult:
             "allow_network": options.allow_network,
             "allow_subprocess": options.allow_subprocess,
             "writable_dirs": list(options.writable_dirs),
+            "landlock": os.environ.get("SILICOLAB_SANDBOX_LANDLOCK") != "0",
         }
         start = time.monotonic()
         try:

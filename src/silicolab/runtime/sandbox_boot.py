@@ -7,11 +7,14 @@ in a fresh working directory. This module then
    hook is installed) where every blocked action is recorded as one JSON line;
 2. sets resource limits — ``RLIMIT_AS`` (memory), ``RLIMIT_CPU``, ``RLIMIT_FSIZE``,
    ``RLIMIT_CORE=0`` and, for non-root users, ``RLIMIT_NPROC`` (root ignores it);
-3. installs a :func:`sys.addaudithook` hook (which Python code cannot remove) that raises
-   :class:`PermissionError` on network access, process creation and file changes outside
-   the working directory, recording each refusal first so the parent can classify the run
-   even when the agent's code catches the exception;
-4. compiles and executes ``agent_code.py`` as ``__main__`` and maps a :class:`MemoryError`
+3. hides silicolab (off ``sys.path``, refused by a ``sys.meta_path`` finder) and, where the
+   kernel has Landlock, restricts the process's file access to the read allow-list of
+   :mod:`sandbox_reads` (loaded by path: the child cannot import silicolab);
+4. installs a :func:`sys.addaudithook` hook (which Python code cannot remove) that raises
+   :class:`PermissionError` on network access, process creation, file changes outside
+   the working directory and reads outside the allow-list, recording each refusal first so
+   the parent can classify the run even when the agent's code catches the exception;
+5. compiles and executes ``agent_code.py`` as ``__main__`` and maps a :class:`MemoryError`
    or a blocked action that ends the program to a dedicated exit code.
 
 Only the standard library is used: ``python`` may be any interpreter the caller chose.
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import gc
+import importlib.util
 import json
 import math
 import os
@@ -54,7 +58,18 @@ WHAT = {
     "network": "network access is not allowed in this sandbox",
     "subprocess": "starting or signalling other processes is not allowed in this sandbox",
     "filesystem": "changing files outside the working directory is not allowed",
+    "read": "reading files outside the working directory and the libraries is not allowed",
 }
+#: libc functions a ctypes call could open files or run programs with, refused when the
+#: kernel has no Landlock to stop them (the audit hook does not see C calls).
+_CTYPES_REFUSED = frozenset(
+    {
+        *("open", "open64", "openat", "openat64", "openat2", "__open_2", "__open64_2"),
+        *("creat", "fopen", "fopen64", "freopen", "opendir", "name_to_handle_at"),
+        *("open_by_handle_at", "syscall", "execve", "execv", "execvp", "execvpe", "system"),
+        *("popen", "posix_spawn", "posix_spawnp", "dlopen", "dlmopen"),
+    }
+)
 _NET_EVENTS = (
     "socket.connect",
     "socket.bind",
@@ -114,9 +129,12 @@ class Guard:
         network: bool,
         processes: bool,
         writable: tuple[str, ...] = (),
+        reads: Any = None,
+        ctypes_guard: bool = False,
     ):
         self.root = os.path.realpath(workdir)
         self.roots = (self.root, *(os.path.realpath(d) for d in writable))
+        self.reads = reads  # a sandbox_reads.ReadPolicy, or None: reads unchecked
         self.record_fd = record_fd
         self.recorded = 0
         self.pid = os.getpid()
@@ -124,6 +142,10 @@ class Guard:
         checks: dict[str, Callable[[str, tuple[Any, ...]], str | None]] = {"open": self._open}
         checks.update(dict.fromkeys(_PATH_EVENTS, self._paths))
         checks["sqlite3.connect"] = self._sqlite
+        if reads is not None:
+            checks["os.listdir"] = checks["os.scandir"] = self._listing
+        if ctypes_guard:
+            checks["ctypes.dlsym"] = self._dlsym
         if not network:
             checks["socket.__new__"] = self._new_socket
             checks.update(dict.fromkeys(_NET_EVENTS, self._network))
@@ -134,6 +156,7 @@ class Guard:
         self._kinds = dict.fromkeys(checks, "filesystem")
         self._kinds.update(dict.fromkeys((*_NET_EVENTS, "socket.__new__"), "network"))
         self._kinds.update(dict.fromkeys((*_PROC_EVENTS, "os.kill", "os.killpg"), "subprocess"))
+        self._kinds.update(dict.fromkeys(("os.listdir", "os.scandir", "ctypes.dlsym"), "read"))
 
     def __call__(self, event: str, args: tuple[Any, ...]) -> None:
         check = self._checks.get(event)
@@ -162,25 +185,39 @@ class Guard:
         self.record(kind, event, detail)
         raise PermissionError(f"{PREFIX}{WHAT[kind]}: {detail}")
 
+    def refuse_import(self, name: str) -> None:
+        """Record and refuse an import of silicolab (the meta-path blocker calls this)."""
+        self.record("read", "import", f"import {name}")
+        message = f"{PREFIX}importing silicolab is not allowed in this sandbox: import {name}"
+        raise ModuleNotFoundError(message, name=name)
+
     # -- file system -------------------------------------------------------------------
-    def outside(self, path: Any, dir_fd: Any = None) -> str | None:
-        """The resolved path when ``path`` lies outside the working directory, else None."""
+    @staticmethod
+    def resolve(path: Any, dir_fd: Any = None) -> str | None:
+        """``path`` resolved with :func:`os.path.realpath` against ``dir_fd`` or the current
+        directory (the name itself when that fails); None for an fd or a non-path."""
         if isinstance(path, int):  # an fd: it was checked when it was opened
             return None
         try:
             name = os.fsdecode(os.fspath(path))
         except TypeError:
             return None
-        if name in _ALWAYS_WRITABLE:
-            return None
         try:
             if isinstance(dir_fd, int) and dir_fd >= 0 and not os.path.isabs(name):
                 base = os.readlink(f"/proc/self/fd/{dir_fd}")
             else:
                 base = os.getcwd()
-            full = os.path.realpath(os.path.join(base, name))
+            return os.path.realpath(os.path.join(base, name))
         except OSError:
             return name
+
+    def outside(self, path: Any, dir_fd: Any = None) -> str | None:
+        """The resolved path when ``path`` lies outside the working directory, else None."""
+        if not isinstance(path, int) and path in _ALWAYS_WRITABLE:
+            return None
+        full = self.resolve(path, dir_fd)
+        if full is None:
+            return None
         for root in self.roots:
             if full == root or full.startswith(root + os.sep):
                 return None
@@ -191,9 +228,25 @@ class Guard:
         writes = isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
         writes = writes or (isinstance(mode, str) and any(c in mode for c in "wax+"))
         if not writes:
-            return None
+            return self._read(path, "read")
         full = self.outside(path)
         return None if full is None else f"open {full!r} for writing"
+
+    def _read(self, path: Any, verb: str) -> None:
+        """Refuse (as a ``read`` violation) reading ``path`` outside the allow-list."""
+        full = None if self.reads is None else self.resolve(path)
+        if full is not None and not self.reads.allows(full):
+            self.deny("read", "open" if verb == "read" else f"os.{verb}", f"{verb} {full!r}")
+
+    def _listing(self, event: str, args: tuple[Any, ...]) -> str | None:
+        path = args[0] if args and args[0] is not None else "."
+        self._read(path, event.removeprefix("os."))
+        return None
+
+    def _dlsym(self, event: str, args: tuple[Any, ...]) -> str | None:
+        name = args[1] if len(args) > 1 else None
+        name = name.decode("ascii", "replace") if isinstance(name, bytes) else name
+        return f"ctypes symbol {name!r}" if name in _CTYPES_REFUSED else None
 
     def _paths(self, event: str, args: tuple[Any, ...]) -> str | None:
         positions, verb = _PATH_EVENTS[event]
@@ -317,7 +370,7 @@ def _without_boot_frames(te: traceback.TracebackException) -> None:
 
 def _print_error(exc: BaseException) -> None:
     """Print ``exc``'s traceback as if ``agent_code.py`` had been run directly."""
-    te = traceback.TracebackException.from_exception(exc)
+    te = traceback.TracebackException.from_exception(exc, lookup_lines=False)
     _without_boot_frames(te)
     sys.stderr.write("".join(te.format()))
     sys.stderr.flush()
@@ -353,6 +406,32 @@ def run_code(source: str, guard: Guard) -> int:
     return 0
 
 
+def _load_reads() -> types.ModuleType:
+    """:mod:`sandbox_reads`, loaded from the file next to this one under a name outside the
+    ``silicolab`` package (which the agent's code must not be able to import)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_reads.py")
+    spec = importlib.util.spec_from_file_location("_sandbox_reads", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _restrict(reads: types.ModuleType, policy: Any) -> bool:
+    """Apply the kernel's Landlock rules for ``policy``; False when this kernel has none
+    (the audit hook is then the only guard and also refuses file-opening ctypes calls)."""
+    abi = reads.landlock_abi()
+    if abi < 1:
+        return False
+    try:
+        reads.apply_landlock(policy, abi)
+    except OSError:
+        return False
+    return True
+
+
 def main(argv: list[str]) -> int:
     """Set everything up from the JSON config in ``argv[1]`` and run the agent's code."""
     config = json.loads(argv[1])
@@ -365,13 +444,21 @@ def main(argv: list[str]) -> int:
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     with open(CODE_NAME, encoding="utf-8", errors="replace") as f:
         source = f.read()
+    writable = tuple(config.get("writable_dirs", ()))
+    reads = _load_reads()
+    own = (os.path.abspath(__file__), reads.__file__)
+    policy = reads.ReadPolicy.for_interpreter((workdir, *writable), sys.path, own)
+    landlock = bool(config.get("landlock", True)) and _restrict(reads, policy)
     guard = Guard(
         workdir,
         record_fd,
         network=bool(config["allow_network"]),
         processes=bool(config["allow_subprocess"]),
-        writable=tuple(config.get("writable_dirs", ())),
+        writable=writable,
+        reads=policy,
+        ctypes_guard=not landlock,
     )
+    reads.hide_silicolab(policy, guard.refuse_import)
     if not config["allow_subprocess"]:
         _guard_fork_exec(guard)
     sys.addaudithook(guard)

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from silicolab.core.sync import sync_twin
 from silicolab.envs.base import SCHEMA_VERSION
-from silicolab.llm.base import run_sync
 from silicolab.runs.health import UnitHealth
 from silicolab.scientists.base import family_of
 
@@ -104,11 +104,7 @@ async def arun_episode(
     )
 
 
-def run_episode(
-    env: Any, scientist: Any, *, seed: int | None = None, unit: str = "", **options: Any
-) -> EpisodeRecord:
-    """Synchronous twin of :func:`arun_episode` (scripts, worker processes)."""
-    return run_sync(arun_episode(env, scientist, seed=seed, unit=unit, **options))
+run_episode = sync_twin(arun_episode)
 
 
 __all__ = ["EpisodeRecord", "arun_episode", "run_episode"]

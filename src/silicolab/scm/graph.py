@@ -34,13 +34,30 @@ def default_names(n: int) -> list[str]:
     return [f"x{i}" for i in range(n)]
 
 
-def check_acyclic(graph: nx.DiGraph) -> None:
-    """Raise :class:`InputError` naming one cycle if ``graph`` has any."""
+def find_cycle(edges: nx.DiGraph | Iterable[Edge]) -> list[str] | None:
+    """One directed cycle of a graph (a :class:`networkx.DiGraph` or its ``(cause,
+    effect)`` edges) as its nodes in order, the first repeated at the end (``["m", "y",
+    "m"]`` for m -> y -> m), or ``None`` when the graph is acyclic. The search is
+    deterministic: it follows the order in which the edges were given."""
+    graph = edges if isinstance(edges, nx.DiGraph) else nx.DiGraph(list(edges))
     try:
         cycle = nx.find_cycle(graph)
     except nx.NetworkXNoCycle:
+        return None
+    return [str(u) for u, _ in cycle] + [str(cycle[0][0])]
+
+
+def cycle_text(cycle: Sequence[str]) -> str:
+    """``m -> y -> m``: a cycle from :func:`find_cycle` as a user reads it."""
+    return " -> ".join(cycle)
+
+
+def check_acyclic(graph: nx.DiGraph) -> None:
+    """Raise :class:`InputError` naming one cycle if ``graph`` has any."""
+    cycle = find_cycle(graph)
+    if cycle is None:
         return
-    path = " -> ".join([str(u) for u, _ in cycle] + [str(cycle[0][0])])
+    path = cycle_text(cycle)
     raise InputError(
         f"the graph has a directed cycle {path}; a causal graph must be acyclic, so remove or "
         "reverse one of the edges on that cycle"

@@ -21,7 +21,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
 from silicolab.core.errors import InputError
-from silicolab.llm.base import LanguageModel, run_sync
+from silicolab.core.sync import sync_twin
+from silicolab.llm.base import LanguageModel
 from silicolab.llm.structured import astructured
 from silicolab.sim.memory import AssociativeMemory
 
@@ -139,9 +140,7 @@ async def aformative_memories(
     return [by_age[a] for a in wanted]
 
 
-def formative_memories(model: LanguageModel, name: str, **options: Any) -> list[str]:
-    """The synchronous twin of :func:`aformative_memories` (same arguments)."""
-    return run_sync(aformative_memories(model, name, **options), twin="aformative_memories")
+formative_memories = sync_twin(aformative_memories)
 
 
 def seed_memory(

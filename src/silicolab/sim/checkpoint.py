@@ -16,13 +16,12 @@ saved. Every entity must offer ``state_dict()`` / ``load_state()`` (both built-i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from silicolab.core.errors import InputError
-from silicolab.core.files import atomic_write_json
+from silicolab.core.files import atomic_write_json, read_json_file
 from silicolab.sim.game_master import Attempt, Clock
 from silicolab.sim.log import EpisodeLog
 
@@ -132,8 +131,12 @@ def save_checkpoint(
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """Read a checkpoint file and check its schema version."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    """Read a checkpoint file and check its schema version; a damaged one is an
+    :class:`InputError` naming it."""
+    fix = "delete it to start the episode again, or restore it from a backup"
+    data = read_json_file(path, what="checkpoint", fix=fix)
+    if not isinstance(data, dict):
+        raise InputError(f"checkpoint {path} is damaged (not a JSON object): {fix}")
     if data.get("schema_version") != SCHEMA_VERSION:
         raise InputError(
             f"checkpoint {path} has schema_version {data.get('schema_version')!r}; "

@@ -32,7 +32,7 @@ from typing import Any, Literal, get_args
 
 from silicolab.core.errors import InputError
 from silicolab.core.seeding import rng
-from silicolab.llm.base import run_sync
+from silicolab.core.sync import sync_twin
 from silicolab.sim.entity import ActionSpec, Entity
 from silicolab.sim.log import EpisodeLog, StepLog, keep_log
 
@@ -485,6 +485,4 @@ async def _coordinator_after(
     return True
 
 
-def run_conversation(agents: Sequence[Entity], **options: Any) -> Conversation:
-    """The synchronous twin of :func:`arun_conversation` (same keyword arguments)."""
-    return run_sync(arun_conversation(agents, **options))
+run_conversation = sync_twin(arun_conversation)

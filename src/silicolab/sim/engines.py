@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Required, TypedDict, Unpack
 
 from silicolab.core.errors import InputError
-from silicolab.llm.base import run_sync
+from silicolab.core.sync import sync_twin
 from silicolab.sim.checkpoint import restore, save_checkpoint
 from silicolab.sim.entity import Entity
 from silicolab.sim.game_master import Attempt, GameMaster, Resolution
@@ -167,9 +167,4 @@ async def arun_simultaneous(
     return episode.log
 
 
-def run_simultaneous(
-    gm: GameMaster, entities: Sequence[Entity], **options: Unpack[EpisodeOptions]
-) -> EpisodeLog:
-    """The synchronous twin of :func:`arun_simultaneous`, same arguments (refuses inside an
-    event loop)."""
-    return run_sync(arun_simultaneous(gm, entities, **options), twin="arun_simultaneous")
+run_simultaneous = sync_twin(arun_simultaneous)

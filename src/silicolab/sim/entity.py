@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from silicolab.core.errors import InputError
-from silicolab.llm.base import run_sync
+from silicolab.core.sync import sync_twin
 
 ActionKind = Literal["free", "choice", "float", "statement"]
 _KINDS = ("free", "choice", "float", "statement")
@@ -59,7 +59,7 @@ class Entity(ABC):
     """Something with a ``name`` that observes text and acts on an :class:`ActionSpec`.
 
     Subclasses implement :meth:`observe` and :meth:`aact`; :meth:`act` is the synchronous
-    twin for scripts (it refuses inside a running event loop, like the LLM layer).
+    twin for scripts and notebooks (it works inside a running event loop too).
     """
 
     name: str
@@ -72,9 +72,7 @@ class Entity(ABC):
     async def aact(self, spec: ActionSpec) -> str:
         """Return the entity's answer to ``spec`` ("choice": one option exactly)."""
 
-    def act(self, spec: ActionSpec) -> str:
-        """The synchronous twin of :meth:`aact`."""
-        return run_sync(self.aact(spec))
+    act = sync_twin(aact)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

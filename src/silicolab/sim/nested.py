@@ -26,16 +26,14 @@ parent re-runs an interrupted step, sub-game included, with the same derived see
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from silicolab.core.errors import InputError
 from silicolab.core.files import dumps
 from silicolab.core.seeding import child_seed
-from silicolab.llm.base import run_sync
+from silicolab.core.sync import run_sync
 from silicolab.sim.entity import Entity
 from silicolab.sim.game_master import Attempt, GameMaster, Resolution
 from silicolab.sim.grounded import encode_value
@@ -104,14 +102,8 @@ def _run(game: NestedGame, sub_gm: GameMaster, entities: Sequence[Entity], seed:
 
     if game.engine == "sequential":
         return run_sequential(sub_gm, entities, max_steps=game.max_steps, seed=seed)
-    coro = arun_simultaneous(sub_gm, entities, max_steps=game.max_steps, seed=seed)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return run_sync(coro)
-    # Inside the parent's loop: run the sub-game's own loop in a worker thread.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(run_sync, coro).result()
+    # Inside the parent's loop, run_sync runs the sub-game's own loop on a worker thread.
+    return run_sync(arun_simultaneous(sub_gm, entities, max_steps=game.max_steps, seed=seed))
 
 
 def default_summary(sub_gm: GameMaster) -> str:

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from silicolab.core.errors import InputError, ParseFailure
-from silicolab.llm.base import run_sync
+from silicolab.core.sync import sync_twin
 from silicolab.sim.entity import ActionSpec, Entity
 
 __all__ = [
@@ -278,8 +278,4 @@ async def aask_survey(
     return [answers[i] for i in range(len(questions))]
 
 
-def ask_survey(
-    entities: Mapping[str, Entity], questions: Sequence[SurveyQuestion], **options: Any
-) -> list[SurveyAnswer]:
-    """The synchronous twin of :func:`aask_survey` (same keyword arguments)."""
-    return run_sync(aask_survey(entities, questions, **options))
+ask_survey = sync_twin(aask_survey)

@@ -26,9 +26,11 @@ _PREDICTION_TOKENS = 400  # the variables, one condition or the fitted paths, in
 @dataclass(frozen=True)
 class CostPlan:
     """Planned calls and tokens (low, high) for ``conditions`` conditions, and the price
-    range at the given per-million-token prices (``None`` when no price is known);
-    ``scientist_calls`` of them are the scientist's predictions (the follow-on's plan and
-    conditions come on top: they depend on what the main fit finds)."""
+    range at the given per-million-token prices (``None`` when the price is unknown) and
+    where those prices come from (``price_source``: ``"built-in, as of DATE"``,
+    ``"config"``, ``"--price-in/--price-out"``); ``scientist_calls`` of them are the
+    scientist's predictions (the follow-on's plan and conditions come on top: they depend
+    on what the main fit finds)."""
 
     conditions: int
     calls: tuple[int, int]
@@ -36,6 +38,7 @@ class CostPlan:
     output_tokens: tuple[int, int]
     cost_usd: tuple[float, float] | None
     scientist_calls: int = 0
+    price_source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,9 +62,11 @@ class CostPlan:
     def _cost(self) -> str:
         if self.cost_usd is None:
             return (
-                "price unknown (set prices for the model in silicolab.yaml; offline models cost $0)"
+                "price unknown (give --price-in/--price-out, or prices: for the model in "
+                "silicolab.yaml; offline models cost $0)"
             )
-        return f"${self.cost_usd[0]:.2f}-${self.cost_usd[1]:.2f}"
+        where = f" (prices: {self.price_source})" if self.price_source else ""
+        return f"${self.cost_usd[0]:.2f}-${self.cost_usd[1]:.2f}{where}"
 
 
 def _conversation(hypothesis: Hypothesis, statements: int) -> tuple[int, int, int]:
@@ -104,10 +109,11 @@ def plan_cost(
     outputs = (low[2] * conditions + science[2], high[2] * conditions + science[2])
     if calls[1] == 0:
         return CostPlan(conditions, (0, 0), (0, 0), (0, 0), (0.0, 0.0))
-    cost = None
-    if prices is not None and (prices.input_per_mtok or prices.output_per_mtok):
-        cost = (prices.cost(inputs[0], outputs[0]), prices.cost(inputs[1], outputs[1]))
-    return CostPlan(conditions, calls, inputs, outputs, cost, scientist_calls)
+    cost = source = None
+    if prices is not None and prices.known:
+        low_usd, high_usd = prices.cost(inputs[0], outputs[0]), prices.cost(inputs[1], outputs[1])
+        cost, source = (low_usd or 0.0, high_usd or 0.0), prices.source or None
+    return CostPlan(conditions, calls, inputs, outputs, cost, scientist_calls, source)
 
 
 def prediction_calls(options: Any, design: Any) -> int:

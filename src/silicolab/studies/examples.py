@@ -9,6 +9,7 @@ this module: copy one with ``silicolab study list-examples --write DIR`` and edi
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 
 from silicolab.core.errors import InputError
 from silicolab.studies.hypothesis import Hypothesis
@@ -28,6 +29,48 @@ def example_text(name: str) -> str:
     )
 
 
+def write_examples(folder: str | Path, *, force: bool = False) -> list[Path]:
+    """Copy every example's YAML file into ``folder`` (created if missing) and return the
+    files written. A file already there with the example's exact text is left alone; one
+    that differs (a researcher's edit) is overwritten only with ``force``, else nothing is
+    written and the :class:`InputError` names the edited files."""
+    from silicolab.core.files import atomic_write_text
+
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--write takes a folder; {folder} is a file: name a folder")
+    texts = {folder / f"{name}.yaml": example_text(name) for name in EXAMPLES}
+    edited = [path for path, text in texts.items() if _differs(path, text)]
+    if edited and not force:
+        names = ", ".join(path.name for path in edited)
+        raise InputError(
+            f"{folder} has edited example files ({names}); nothing was written: add --force "
+            "to overwrite them, or --write another folder"
+        )
+    new = [path for path in texts if path not in edited and not path.exists()]
+    written = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for path in [*edited, *new]:
+            written.append(atomic_write_text(path, texts[path]))
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the examples into {folder} ({exc.strerror or exc}); "
+            "choose a folder you can write to"
+        ) from None
+    return written
+
+
+def _differs(path: Path, text: str) -> bool:
+    """Whether ``path`` exists with content other than ``text`` (unreadable counts)."""
+    if not path.exists() and not path.is_symlink():
+        return False
+    try:
+        return path.read_bytes() != text.encode("utf-8")
+    except OSError:
+        return True
+
+
 def load_example(name: str) -> Hypothesis:
     """The built-in example ``name`` as a validated :class:`Hypothesis`."""
     import yaml
@@ -37,4 +80,4 @@ def load_example(name: str) -> Hypothesis:
     return hypothesis_from_data(yaml.safe_load(example_text(name)), source=f"example {name}")
 
 
-__all__ = ["EXAMPLES", "example_text", "load_example"]
+__all__ = ["EXAMPLES", "example_text", "load_example", "write_examples"]

@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from silicolab.core.errors import InputError
-from silicolab.core.files import atomic_write_text, dumps
+from silicolab.core.files import atomic_write_text, dumps, read_user_text
 from silicolab.studies.hypothesis import FieldProblem, Hypothesis
 
 _HEADER = (
@@ -41,12 +41,12 @@ def read_hypothesis(path: str | Path) -> Hypothesis:
     """Read and validate a hypothesis file; any problem is an :class:`InputError` that
     names the file, the line and the field."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(
-            f"hypothesis file {path} does not exist; write one with 'silicolab study "
-            "hypothesis' or list the built-in ones with 'silicolab study list-examples'"
-        )
-    text = path.read_text(encoding="utf-8")
+    text = read_user_text(
+        path,
+        what="hypothesis file",
+        missing="write one with 'silicolab study hypothesis' or list the built-in ones "
+        "with 'silicolab study list-examples'",
+    )
     try:
         data = yaml.safe_load(text)
         root = yaml.compose(text)

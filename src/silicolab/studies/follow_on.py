@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from silicolab.core.errors import InputError
+from silicolab.core.sync import sync_twin
 from silicolab.llm import LanguageModel
-from silicolab.llm.base import run_sync
 from silicolab.scm import PathEstimates
 from silicolab.studies.hypothesis import Decision, Hypothesis, StudyVariable
 from silicolab.studies.scientist_agents import cross_check
@@ -183,11 +183,7 @@ async def afollow_on(
     return FollowOnPlan(plan, dropped, kept, added, list(sci.decisions), temperature)
 
 
-def follow_on(
-    hypothesis: Hypothesis, fit: PathEstimates, model: LanguageModel, **options: Any
-) -> FollowOnPlan:
-    """The synchronous twin of :func:`afollow_on`."""
-    return run_sync(afollow_on(hypothesis, fit, model, **options), twin="afollow_on")
+follow_on = sync_twin(afollow_on)
 
 
 __all__ = ["FollowOnPlan", "afollow_on", "follow_on", "path_test"]

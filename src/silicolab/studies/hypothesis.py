@@ -252,6 +252,7 @@ class Hypothesis(_Strict):
             raise ValueError("the SCM needs at least one cause with treatment values")
         for v in self.variables:
             self._check_links(v, set(names), set(variables))
+        self._check_acyclic()
         if not self.outcome.causes:
             raise ValueError(f"the outcome {self.outcome.name!r} lists no causes")
         used = {c for v in self.measured for c in v.causes}
@@ -286,6 +287,28 @@ class Hypothesis(_Strict):
                 f"{self.theory!r} is not a derived variable; 'theory' names one of the "
                 f"'derived' variables {sorted(seen)} (declare it there first)",
             )
+
+    def _check_acyclic(self) -> None:
+        """Refuse causes that go round in a loop (``m`` causes ``y`` and ``y`` causes
+        ``m``): estimation regresses each measured variable on its causes, which needs an
+        order. The error names the loop and points at the variable whose ``causes`` close
+        it."""
+        measured = {v.name for v in self.measured}
+        if not any(c in measured for v in self.measured for c in v.causes):
+            return  # only treatments are causes: no loop is possible
+        from silicolab.scm.graph import cycle_text, find_cycle
+
+        cycle = find_cycle((c, v.name) for v in self.variables for c in v.causes)
+        if cycle is None:
+            return
+        cause, effect = cycle[-2], cycle[-1]
+        index = next(i for i, v in enumerate(self.variables) if v.name == effect)
+        raise FieldProblem(
+            ("variables", index, "causes"),
+            f"the hypothesis has a cycle: {cycle_text(cycle)}; a structural causal model must "
+            f"be acyclic: remove one of these paths (e.g. {cause!r} from the causes of "
+            f"{effect!r})",
+        )
 
     def _check_links(self, v: StudyVariable, agents: set[str], variables: set[str]) -> None:
         if v.agent is not None and v.agent not in agents:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from silicolab.core.errors import InputError
+from silicolab.core.errors import InputError, SilicolabError
 from silicolab.llm.base import LanguageModel
 from silicolab.runs import Run, RunHealth
 from silicolab.runtime import LOCAL, ExecutorChoice
@@ -189,8 +189,8 @@ async def arun_stage(
         on_error="record",
     )
     crashed = [r for r in results if not r.ok]
-    if crashed:
-        raise InputError(
+    if crashed:  # not bad input (exit 2): the run stays for --resume, the others are kept
+        raise SilicolabError(
             f"{len(crashed)} of {len(results)} conditions crashed (first: {crashed[0].key}: "
             f"{crashed[0].error}); the finished ones are kept: fix the cause and rerun with "
             "--resume"

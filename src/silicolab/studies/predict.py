@@ -36,8 +36,8 @@ import pandas as pd
 
 from silicolab.core.errors import InputError, ParseFailure
 from silicolab.core.files import finite
+from silicolab.core.sync import sync_twin
 from silicolab.llm import LanguageModel
-from silicolab.llm.base import run_sync
 from silicolab.runs.health import UnitHealth
 from silicolab.scm import PathEstimates
 from silicolab.studies.hypothesis import Decision, Hypothesis
@@ -285,12 +285,7 @@ def _scores(table: pd.DataFrame, chosen: list[str]) -> dict[str, float | None]:
     return scores | theory_scores(table, chosen)
 
 
-def predict(
-    hypothesis: Hypothesis, data: pd.DataFrame, fit: PathEstimates, model: LanguageModel | None,
-    **options: Any,
-) -> Predictions:  # fmt: skip
-    """The synchronous twin of :func:`apredict`."""
-    return run_sync(apredict(hypothesis, data, fit, model, **options), twin="apredict")
+predict = sync_twin(apredict)
 
 
 async def _ask_each(

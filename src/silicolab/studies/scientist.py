@@ -24,9 +24,9 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
-from silicolab.core.errors import InputError
+from silicolab.core.errors import InputError, ParseFailure
+from silicolab.core.sync import sync_twin
 from silicolab.llm import LanguageModel
-from silicolab.llm.base import run_sync
 from silicolab.studies.hypothesis import Decision, Hypothesis
 from silicolab.studies.scientist_agents import (
     build_profiles,
@@ -57,7 +57,8 @@ async def agenerate_hypothesis(
     ``on_step`` is called with each :class:`Decision` as it is taken (for progress
     display). Step prompts are cached by their identity and ``seed``, so a rerun is free.
     A reply that stays invalid raises :class:`~silicolab.core.errors.ParseFailure` naming
-    the step; a chain whose pieces do not fit together raises :class:`InputError`.
+    the step; a chain whose pieces do not fit together raises one too (exit 3: the model's
+    output is at fault, not the user's input).
 
     ``journal`` (a :class:`~silicolab.studies.scientist_journal.StepJournal`) receives
     every accepted step as it is taken, and its accepted steps are replayed without a
@@ -93,18 +94,14 @@ async def agenerate_hypothesis(
         return Hypothesis.model_validate(data)
     except ValidationError as exc:
         problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
-        raise InputError(
+        raise ParseFailure(  # the model's output, not the user's input, is at fault: exit 3
             f"the scientist's answers do not form a valid hypothesis: {problem}; rerun with "
-            "another seed, or write the hypothesis file by hand"
+            "another seed, or write the hypothesis file by hand",
+            raw=str(data),
         ) from None
 
 
-def generate_hypothesis(scenario: str, model: LanguageModel, **options: object) -> Hypothesis:
-    """The synchronous twin of :func:`agenerate_hypothesis`."""
-    return run_sync(
-        agenerate_hypothesis(scenario, model, **options),  # type: ignore[arg-type]
-        twin="agenerate_hypothesis",
-    )
+generate_hypothesis = sync_twin(agenerate_hypothesis)
 
 
 def _study_name(scenario: str) -> str:

@@ -16,14 +16,17 @@ has them) or ``skipped`` (with the ``reason``, e.g. the main model is not estima
 finished stage result is kept as an event of its own in ``events.jsonl`` (unit
 ``stage:predictions``, ``stage:follow_on_plan``), so ``study run --resume`` redoes only the
 stages that failed or never ran: the conditions come back from their events, the kept
-results from theirs.
+results from theirs. ``--retry-failed`` also reopens kept predictions whose every reply
+was unusable, and redoes them with fresh model calls (:meth:`StageBook.fresh`).
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from silicolab.core.fresh import fresh_calls
 from silicolab.runs import Run, RunHealth
 from silicolab.runs.health import cut
 
@@ -51,6 +54,11 @@ class StageBook:
         """The result kept under ``key`` by an earlier (interrupted or failed) attempt."""
         event = self.run.finished_events().get(STAGE_UNIT + key)
         return event["data"] if event is not None else None
+
+    def fresh(self, key: str) -> AbstractContextManager[None]:
+        """Where the stage ``key`` runs: with fresh model calls (not the cached, failed
+        replies) when ``--retry-failed`` reopened its kept result."""
+        return fresh_calls(STAGE_UNIT + key in self.run.retried_units())
 
     def keep(self, key: str, data: dict[str, Any]) -> None:
         """Keep a finished result in ``events.jsonl``, so a resume does not redo it."""

@@ -22,10 +22,10 @@ from __future__ import annotations
 from typing import Any
 
 from silicolab import __version__
+from silicolab.core.errors import BudgetReached
 from silicolab.core.files import atomic_write_text, dumps
-from silicolab.llm.base import run_sync
+from silicolab.core.sync import sync_twin
 from silicolab.runs import Run, RunHealth, UnitHealth
-from silicolab.runs.meta import now, timestamp
 from silicolab.runtime import LOCAL, ExecutorChoice
 from silicolab.studies.files import write_hypothesis
 from silicolab.studies.hypothesis import Hypothesis
@@ -43,7 +43,11 @@ from silicolab.studies.stages import (
     health_line,
 )
 
-SCHEMA_VERSION = 1
+#: 2: the record holds the science only (deterministic given the run's settings, so a
+#: resumed run's record is byte-identical to an uninterrupted one's); ``created_at`` and
+#: ``llm_ledger`` moved to ``run.json`` (``created``, ``llm_ledger`` summed over every
+#: process of the run, with ``runtime_s``: :mod:`silicolab.runs.usage`).
+SCHEMA_VERSION = 2
 FOLLOW_ON_PREFIX = "followon/"
 #: What a prediction stage without a scientist model says it left out.
 NO_SCIENTIST_NOTE = (
@@ -65,10 +69,13 @@ async def arun_study(
     the record by :mod:`silicolab.report.study_report`).
 
     ``models=None`` means no language model at all (rule-based subjects); predictions
-    then run the model-free leave-one-out only. Returns the record. The run ends
+    then run the model-free leave-one-out only. Returns the record; the models' ledgers
+    and the run's time go to ``run.json`` (:meth:`~silicolab.runs.Run.track_usage`), not
+    the record, so a resumed run's record is an uninterrupted one's. The run ends
     ``degraded`` (see :mod:`silicolab.studies.stages`) when a condition's every model step
     failed, the main model cannot be fitted, or a later stage failed; the caller turns
     that into a nonzero exit."""
+    run.track_usage(models.ledgers if models is not None else None)
     if not (run.path / HYPOTHESIS_FILE).exists():
         write_hypothesis(hypothesis, run.path / HYPOTHESIS_FILE)
     book = StageBook.start(run, predict=options.predict, follow_on=options.follow_on)
@@ -91,8 +98,6 @@ async def arun_study(
             record["follow_on"] = follow
             units += _follow_on_health(follow)
         _save(run, record, book)
-    if models is not None:
-        record["llm_ledger"] = models.ledgers()
     health = RunHealth.of(units)
     problems = _problems(main, record, book)
     record["health"] = {**health.to_dict(), "degraded": bool(problems), "problems": problems}
@@ -107,6 +112,11 @@ async def arun_study(
 
 def _save(run: Run, record: dict[str, Any], book: StageBook) -> None:
     record["stages"] = book.to_dict()
+    write_study_record(run, record)
+
+
+def write_study_record(run: Run, record: dict[str, Any]) -> None:
+    """Write ``record`` as the run's ``record.json`` with the study :data:`SCHEMA_VERSION`."""
     run.write_record(record, schema_version=str(SCHEMA_VERSION))
 
 
@@ -160,17 +170,20 @@ async def _predictions(
     scientist = models.scientist if models is not None else None
     tasks = ("y", "beta", "loo") if scientist is not None else ("loo_mechanical",)
     try:
-        result = await apredict(
-            hypothesis,
-            main.fit_table,
-            main.fit.main,
-            scientist,
-            tasks=tasks,
-            conditions=options.predict_conditions,
-            drop_capped=options.drop_capped,
-            seed=options.seed,
-            temperature=_temperature(options, 0.0),
-        )
+        with book.fresh("predictions"):  # --retry-failed: not the cached unusable replies
+            result = await apredict(
+                hypothesis,
+                main.fit_table,
+                main.fit.main,
+                scientist,
+                tasks=tasks,
+                conditions=options.predict_conditions,
+                drop_capped=options.drop_capped,
+                seed=options.seed,
+                temperature=_temperature(options, 0.0),
+            )
+    except BudgetReached:  # a stop, not the stage's failure: the run ends interrupted
+        raise
     except Exception as exc:  # recorded; the main study is already on disk
         book.failed("predictions", exc)
         return None
@@ -222,6 +235,8 @@ async def _follow_on(
             description="follow-on conditions",
             executor=executor,
         )
+    except BudgetReached:  # a stop, not the stage's failure: the run ends interrupted
+        raise
     except Exception as exc:  # recorded; the main study is already on disk
         book.failed("follow_on", exc)
         return {"plan": plan.to_dict()} if plan is not None else None
@@ -259,7 +274,6 @@ def _record(
 ) -> dict[str, Any]:
     return {
         "tool_version": __version__,
-        "created_at": timestamp(now()),
         "study": hypothesis.name,
         "scenario": hypothesis.scenario,
         "options": options.to_dict(),
@@ -277,9 +291,7 @@ def _model_specs(options: StudyOptions, models: StudyModels | None) -> dict[str,
     return models.specs() if models is not None else {"subject": "rule"}
 
 
-def run_study(hypothesis: Hypothesis, options: StudyOptions, **kw: Any) -> dict[str, Any]:
-    """The synchronous twin of :func:`arun_study` (same keyword arguments)."""
-    return run_sync(arun_study(hypothesis, options, **kw))
+run_study = sync_twin(arun_study)
 
 
-__all__ = ["NO_SCIENTIST_NOTE", "SCHEMA_VERSION", "arun_study", "run_study"]
+__all__ = ["NO_SCIENTIST_NOTE", "SCHEMA_VERSION", "arun_study", "run_study", "write_study_record"]

@@ -101,7 +101,9 @@ def test_weight_pred_count_rule_and_lookup() -> None:
     assert weight_prf({"coeff_density_freq": 1 + 1e-7}, truth).f1 == 1.0
     assert weight_prf({"c_density": 1.01}, truth).f1 == 0.0
     assert weight_prf({"c_density": 1.005}, truth, tol=0.01).f1 == 1.0
-    assert weight_prf({"c_density": None, "coeff_density_freq": 1}, truth).n_correct == 0
+    # a null value is passed over for the next name, as upstream reads it
+    assert weight_prf({"c_density": None, "coeff_density_freq": 1}, truth).n_correct == 1
+    assert weight_prf({"c_density": "x", "C_DENSITY": 1}, truth).n_correct == 0
     assert weight_prf({}, truth).precision == 0.0
     # silicolab.scm.metrics.coefficient_scores counts every non-intercept key instead:
     coefficients = {"base": 25, "c_density": 1, "c_moisture": 2, "note": 3}
@@ -246,7 +248,9 @@ def test_score_episode_empty_final_golden_and_quadratic() -> None:
         coefficients[f"c_{p}_2"] = quad.weights[(p, Y)]
     h = Hypothesis(tuple(quad.edges), "", coefficients)
     out = score_episode(h, quad, success=True, interventions=[], commit_hypothesis=h, records=[])
-    assert out["weight_f1"] == 1.0 and out["all_edge_f1"] == 1.0
+    # upstream's published weight F1 reads c_<p> only; our weight_terms scores both terms
+    assert out["weight_f1"] == 0.0 and out["weight_terms_f1"] == 1.0
+    assert out["all_edge_f1"] == 1.0
 
 
 def test_formula_error() -> None:

@@ -11,6 +11,8 @@ Methods (async first; the plain names are synchronous twins, registered by name 
 ``mac_coding_debating``    :func:`coding_then_debating`  statistical graph as debate evidence
 ``mac_debating_coding``    :func:`debating_then_coding`  debate verdicts as prior knowledge
 ``mac_single_agent``       :func:`single_agent`     one structured call per source variable
+``*_llm_kbci``             :func:`allm_kbci`        SCP's LLM-KBCI baseline: LLM-derived prior
+                                                    knowledge for PC / Exact Search / LiNGAM
 =========================  =======================  ===========================================
 
 Every result is a :class:`~silicolab.discovery.result.DiscoveryResult` in silicolab's
@@ -29,6 +31,8 @@ from silicolab.discovery.mac.hybrids import (
     debating_then_coding,
     verdicts_to_knowledge,
 )
+from silicolab.discovery.mac.kbci import METHODS as KBCI_METHODS
+from silicolab.discovery.mac.kbci import allm_kbci
 from silicolab.discovery.mac.single import asingle_agent, single_agent
 from silicolab.discovery.registry import register
 
@@ -36,6 +40,7 @@ __all__ = [
     "acoding_then_debating",
     "adebate_coding",
     "adebating_then_coding",
+    "allm_kbci",
     "ameta_debate",
     "asingle_agent",
     "coding_then_debating",
@@ -65,4 +70,6 @@ for _name, _fn, _description in (
     ),
     ("mac_single_agent", single_agent, "MAC baseline: one LLM call per source variable"),
 ):
+    register(_name, _fn, kind="llm", description=_description)
+for _name, _fn, _description in KBCI_METHODS:
     register(_name, _fn, kind="llm", description=_description)

@@ -10,8 +10,9 @@ a follow-up question, bounded by ``max_rounds`` and then forced, as in the meta-
 Phase 2 (executor, :mod:`.executor`): code in the sandbox with a repair loop. If every
 attempt fails, the chosen algorithm runs through :mod:`silicolab.discovery.statistical`
 instead; the result then says so (``params["fallback"] = True`` and a note) -- never
-silently. The same happens, with its own note, when the plan judge never gives a valid
-verdict (the first allowed algorithm is used).
+silently, and never scored as the method: :func:`fallback_of` tells callers (the bench,
+``silicolab discover``) that the graph is the fallback's. The same happens, with its own
+note, when the plan judge never gives a valid verdict (the first allowed algorithm is used).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from silicolab.core.errors import InputError, ParseFailure
+from silicolab.core.sync import sync_twin
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac.algorithms import algorithm_info, check_algorithms
 from silicolab.discovery.mac.common import (
@@ -30,11 +32,10 @@ from silicolab.discovery.mac.common import (
     check_model,
     knowledge_lines,
     knowledge_violations,
-    sync_twin,
     variable_lines,
 )
 from silicolab.discovery.mac.executor import ExecutorLimits, run_executor
-from silicolab.discovery.mac.panel import SIDES, DebateSettings, Panel
+from silicolab.discovery.mac.panel import DEBATER_INSTRUCTIONS, SIDES, DebateSettings, Panel
 from silicolab.discovery.mac.schemas import plan_verdict_schema
 from silicolab.discovery.mac.templates import render
 from silicolab.discovery.result import DiscoveryResult
@@ -88,7 +89,10 @@ async def plan_debate(
     (``winner``, ``algorithm``, ``plan``, ``forced``) or ``decision = None`` when even the
     forced judge call gave no valid verdict."""
     cards = [algorithm_info(name).as_prompt() for name in algorithms]
-    systems = {side: render("plan_debater", side=side, algorithms=cards) for side in SIDES}
+    systems = {
+        side: render("plan_debater", side=side, algorithms=cards, paper=settings.paper_debaters)
+        for side in SIDES
+    }
     context = {
         "description": description,
         "variables": variables,
@@ -151,6 +155,26 @@ def _fallback(algorithm: str, data: pd.DataFrame, knowledge: Knowledge | None) -
     return getattr(statistical, algorithm)(data, knowledge=knowledge)
 
 
+def fallback_of(result: DiscoveryResult) -> tuple[str, bool] | None:
+    """``(algorithm, graph_is_fallback)`` when a Debate-Coding phase of ``result`` failed
+    every executor attempt and ran the statistical ``algorithm`` instead, else ``None``.
+
+    ``graph_is_fallback`` says whether ``result.graph`` is that algorithm's graph (Debate-
+    Coding itself; Debating-Coding, whose graph is its coding phase's) or the fallback only
+    gave the evidence of a later debate (Coding-Debating). Either way the coding agent
+    failed, so callers mark the run degraded; only the first may not be scored as the
+    method."""
+    params = result.params or {}
+    if params.get("fallback"):
+        return str(params["algorithm"]), True
+    coding = params.get("coding")
+    if isinstance(coding, Mapping) and coding.get("fallback"):
+        raw = result.raw if isinstance(result.raw, Mapping) else {}
+        last_phase = list(raw.get("order") or ())[-1:]  # a hybrid's graph is its last phase's
+        return str(coding["algorithm"]), last_phase == ["coding"]
+    return None
+
+
 def _graph_of(
     execution: dict[str, Any],
     algorithm: str,
@@ -193,6 +217,8 @@ def _coding_params(
         "timeout_s": limits.timeout_s,
         "memory_mb": limits.memory_mb,
         "temperature": settings.temperature,
+        "fidelity": settings.fidelity,
+        "debater_instructions": DEBATER_INSTRUCTIONS[settings.fidelity],
         "tag_prefix": settings.tag_prefix,
         "replicate": settings.replicate,
         "seed": settings.seed,
@@ -219,13 +245,14 @@ async def adebate_coding(
     replicate: int = 0,
     seed: int | None = None,
     method: str = "mac_debate_coding",
+    fidelity: str = "faithful",
 ) -> DiscoveryResult:
     """Discover the graph of ``data`` by plan debate + executor (module docstring).
 
     ``knowledge`` is shown to the debaters, given to the executor in the chosen
     algorithm's own encoding, and used by the statistical fallback; the result lists any
-    constraint the final graph breaks in ``params["knowledge_violations"]``.
-    """
+    constraint the final graph breaks in ``params["knowledge_violations"]``. ``fidelity``:
+    the plan debaters' instructions, as in :func:`~.debate.ameta_debate`."""
     columns = check_data(data)
     model = check_model(model)
     algorithms = check_algorithms(list(algorithms))
@@ -234,16 +261,10 @@ async def adebate_coding(
     if int(max_rounds) < 1 or int(max_repairs) < 0:
         raise InputError("max_rounds must be >= 1 and max_repairs >= 0")
     settings = DebateSettings(
-        model=model,
-        tag_prefix=tag_prefix,
-        module="coding",
-        temperature=temperature,
-        max_rounds=int(max_rounds),
-        debater_max_tokens=debater_max_tokens,
-        judge_max_tokens=judge_max_tokens,
-        replicate=int(replicate),
-        seed=seed,
-    )
+        model=model, tag_prefix=tag_prefix, module="coding", temperature=temperature,
+        max_rounds=int(max_rounds), replicate=int(replicate), seed=seed, fidelity=fidelity,
+        debater_max_tokens=debater_max_tokens, judge_max_tokens=judge_max_tokens,
+    )  # fmt: skip
     limits = ExecutorLimits(int(max_repairs), timeout_s, memory_mb, executor_max_tokens)
     meter = Meter(model, tag_prefix)
     notes: list[str] = []
@@ -281,4 +302,4 @@ async def adebate_coding(
     )
 
 
-debate_coding = sync_twin(adebate_coding, "debate_coding")
+debate_coding = sync_twin(adebate_coding)

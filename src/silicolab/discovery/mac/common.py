@@ -9,9 +9,8 @@ calls a shared model made earlier (or for another prefix) do not count. Tags are
 
 from __future__ import annotations
 
-import inspect
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +20,6 @@ from silicolab.core.errors import InputError
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.result import DiscoveryResult
 from silicolab.llm import LanguageModel
-from silicolab.llm.base import run_sync
 from silicolab.scm.graph import CausalGraph
 from silicolab.scm.partial_graph import PartialGraph
 
@@ -239,20 +237,3 @@ def knowledge_violations(
         if has_definite(c, e)
     ]
     return out
-
-
-def sync_twin(afn: Callable[..., Awaitable[Any]], name: str) -> Callable[..., Any]:
-    """The synchronous twin of the async method ``afn``, published as ``name``.
-
-    It carries ``afn``'s signature, so the registry can name unknown parameters, and a
-    module-level name, so it pickles.
-    """
-
-    def twin(data: pd.DataFrame, **kwargs: Any) -> Any:
-        return run_sync(afn(data, **kwargs))
-
-    twin.__name__ = twin.__qualname__ = name
-    twin.__module__ = afn.__module__
-    twin.__doc__ = f"The synchronous twin of :func:`{afn.__name__}` (same arguments)."
-    twin.__signature__ = inspect.signature(afn)  # type: ignore[attr-defined]
-    return twin

@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from silicolab.core.errors import InputError, ParseFailure
+from silicolab.core.sync import sync_twin
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac.common import (
     Meter,
@@ -35,10 +36,9 @@ from silicolab.discovery.mac.common import (
     check_model,
     fixed_pairs,
     graph_from_pairs,
-    sync_twin,
     variable_lines,
 )
-from silicolab.discovery.mac.panel import SIDES, DebateSettings, Panel
+from silicolab.discovery.mac.panel import DEBATER_INSTRUCTIONS, SIDES, DebateSettings, Panel
 from silicolab.discovery.mac.questions import (
     CONVENTION_NOTE,
     Question,
@@ -136,7 +136,9 @@ async def debate_source(
         "questions": [asdict(q) for q in questions],
         "evidence_note": evidence_note,
     }
-    systems = {side: render("meta_debater", side=side) for side in SIDES}
+    systems = {
+        side: render("meta_debater", side=side, paper=settings.paper_debaters) for side in SIDES
+    }
     panel = Panel(settings, "meta_turn", context, systems)
     decided: dict[int, str] = {}
     open_ = list(by_number)
@@ -214,6 +216,8 @@ def _meta_params(
     return {
         "max_rounds": settings.max_rounds,
         "temperature": settings.temperature,
+        "fidelity": settings.fidelity,
+        "debater_instructions": DEBATER_INSTRUCTIONS[settings.fidelity],
         "jobs": jobs,
         "tag_prefix": settings.tag_prefix,
         "replicate": settings.replicate,
@@ -245,6 +249,7 @@ async def ameta_debate(
     evidence: Mapping[Pair, str] | None = None,
     evidence_note: str = "",
     method: str = "mac_meta_debate",
+    fidelity: str = "faithful",
 ) -> DiscoveryResult:
     """Discover the graph of ``data``'s columns by meta-debate (see the module docstring).
 
@@ -252,7 +257,9 @@ async def ameta_debate(
     tier-forbidden -> no edge). ``evidence`` maps ``(cause, effect)`` to a sentence shown
     with that question (the Coding-Debating hybrid's statistical result). ``replicate``
     is the ``sample_index`` of every call: equal values reuse the cache, different values
-    give independent, separately cached runs.
+    give independent, separately cached runs. ``fidelity`` ``"faithful"`` gives the
+    debaters the paper's instructions (both always disagree with the other side),
+    ``"fixed"`` ours (an affirmative that argues its answer, a negative that probes it).
     """
     nodes = check_data(data)
     model = check_model(model)
@@ -268,6 +275,7 @@ async def ameta_debate(
         judge_max_tokens=judge_max_tokens,
         replicate=int(replicate),
         seed=seed,
+        fidelity=fidelity,
     )
     meter = Meter(model, tag_prefix)
 
@@ -300,4 +308,4 @@ async def ameta_debate(
     )
 
 
-meta_debate = sync_twin(ameta_debate, "meta_debate")
+meta_debate = sync_twin(ameta_debate)

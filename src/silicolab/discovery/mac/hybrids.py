@@ -24,6 +24,7 @@ from typing import Any
 import networkx as nx
 import pandas as pd
 
+from silicolab.core.sync import sync_twin
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac.algorithms import algorithm_info
 from silicolab.discovery.mac.coding import DEFAULT_ALGORITHMS, adebate_coding
@@ -33,7 +34,6 @@ from silicolab.discovery.mac.common import (
     check_data,
     check_model,
     edge_sentence,
-    sync_twin,
 )
 from silicolab.discovery.mac.debate import ameta_debate
 from silicolab.discovery.result import DiscoveryResult, graph_edges
@@ -105,7 +105,8 @@ def _combine(
 def _split(kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split shared keyword arguments into the meta-debate's and the coding module's."""
     shared = {"tag_prefix", "temperature", "max_rounds", "debater_max_tokens",
-              "judge_max_tokens", "replicate", "seed", "description", "variables"}  # fmt: skip
+              "judge_max_tokens", "replicate", "seed", "description", "variables",
+              "fidelity"}  # fmt: skip
     meta_only = {"jobs"}
     coding_only = {"algorithms", "max_repairs", "timeout_s", "memory_mb", "executor_max_tokens"}
     unknown = set(kwargs) - shared - meta_only - coding_only
@@ -199,7 +200,7 @@ async def adebating_then_coding(
     )
 
 
-coding_then_debating = sync_twin(acoding_then_debating, "coding_then_debating")
+coding_then_debating = sync_twin(acoding_then_debating)
 
 
-debating_then_coding = sync_twin(adebating_then_coding, "debating_then_coding")
+debating_then_coding = sync_twin(adebating_then_coding)

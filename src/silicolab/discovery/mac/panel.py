@@ -13,16 +13,22 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from silicolab.core.errors import ParseFailure
+from silicolab.core.errors import InputError, ParseFailure
 from silicolab.discovery.mac.templates import render
 from silicolab.llm import LanguageModel, astructured
 
 SIDES = ("affirmative", "negative")
+#: The debaters' instructions per fidelity: the paper's (Listings 1 and 3: both sides get
+#: the same instructions, to always disagree with the other side) or ours (an affirmative
+#: that argues its own answer and a negative that looks for the weak spots).
+DEBATER_INSTRUCTIONS = {"faithful": "paper", "fixed": "silicolab"}
 
 
 @dataclass(frozen=True)
 class DebateSettings:
-    """How the calls of one method call are made (shared by all its debates and agents)."""
+    """How the calls of one method call are made (shared by all its debates and agents).
+
+    ``fidelity`` picks the debaters' instructions (:data:`DEBATER_INSTRUCTIONS`)."""
 
     model: LanguageModel
     tag_prefix: str = "mac"
@@ -33,6 +39,19 @@ class DebateSettings:
     judge_max_tokens: int | None = None
     replicate: int = 0
     seed: int | None = None
+    fidelity: str = "faithful"
+
+    def __post_init__(self) -> None:
+        if self.fidelity not in DEBATER_INSTRUCTIONS:
+            raise InputError(
+                f"fidelity must be 'faithful' (the paper's debaters) or 'fixed' (ours), "
+                f"got {self.fidelity!r}"
+            )
+
+    @property
+    def paper_debaters(self) -> bool:
+        """Whether the debaters get the paper's instructions."""
+        return self.fidelity == "faithful"
 
     def tag(self, role: str) -> str:
         return f"{self.tag_prefix}/{self.module}/{role}"
@@ -128,4 +147,4 @@ class Panel:
         return decided
 
 
-__all__ = ["SIDES", "DebateSettings", "Panel", "speak"]
+__all__ = ["DEBATER_INSTRUCTIONS", "SIDES", "DebateSettings", "Panel", "speak"]

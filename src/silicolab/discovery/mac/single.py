@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from silicolab.core.errors import ParseFailure
+from silicolab.core.sync import sync_twin
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac.common import (
     Meter,
@@ -23,7 +24,6 @@ from silicolab.discovery.mac.common import (
     check_model,
     fixed_pairs,
     graph_from_pairs,
-    sync_twin,
     variable_lines,
 )
 from silicolab.discovery.mac.panel import DebateSettings
@@ -144,4 +144,4 @@ async def asingle_agent(
     )
 
 
-single_agent = sync_twin(asingle_agent, "single_agent")
+single_agent = sync_twin(asingle_agent)

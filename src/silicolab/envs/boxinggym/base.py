@@ -125,6 +125,8 @@ class BoxingEnv(ABC):
             raise InputError(
                 f"{self.name} has goals {list(self.goals)}; got {goal!r} - pick one of those"
             )
+        if not include_prior:
+            refuse_without_prior(self.name, goal)
         self.include_prior = bool(include_prior)
         self.fidelity: str = fidelity
         self.seed = seed
@@ -364,6 +366,19 @@ class TimeDesignEnv(BoxingEnv):
     def format_design(self, design: Any) -> str:
         """The time with at most two decimals."""
         return parsing.format_number(float(design), 2)
+
+
+def refuse_without_prior(env: str, goal: str) -> None:
+    """Raise :class:`InputError` when ``goal`` of ``env`` is a parameter-estimation goal
+    (its registry entry says ``prior_only``): asking for a model parameter makes sense only
+    in the model's own terms, which the no-prior prompt hides, so upstream never ran it."""
+    from silicolab.envs.registry import spec
+
+    if spec(f"boxinggym/{env}").goal(goal).prior_only:
+        raise InputError(
+            f"boxinggym/{env} goal {goal!r} asks for a model parameter and runs only with the "
+            f"prior (as in the paper); drop --no-prior (prior=False) or pick goal 'direct'"
+        )
 
 
 def theta_size(theta: Theta) -> int:

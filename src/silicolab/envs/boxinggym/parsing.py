@@ -95,11 +95,26 @@ def float_answer(text: str | None) -> float | None:
         return None
 
 
+#: Dates (2024-03-16, 16/03/2024) and clock times (10:15, 10:15:03), with an optional
+#: ISO ``T`` between them: their digits are never an answer.
+_TIMESTAMP = re.compile(
+    r"(?<![\d.])\d{1,4}([-/])\d{1,2}\1\d{1,4}(?![\d.])(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?"
+    r"|(?<![\d.])\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+)
+
+
+def without_timestamps(text: str) -> str:
+    """``text`` with every timestamp-like part (a date, a clock time) blanked out."""
+    return _TIMESTAMP.sub(" ", text)
+
+
 def last_number(text: str | None) -> float | None:
-    """The last number written anywhere in ``text`` (a fallback reader); ``None`` if none."""
+    """The last number written anywhere in ``text`` (a fallback reader) outside any
+    timestamp-like part (``2024-03-16``, ``10:15:03``: a timestamp is not an answer);
+    ``None`` if there is none."""
     if text is None:
         return None
-    found = _NUMBER.findall(str(text))
+    found = _NUMBER.findall(without_timestamps(str(text)))
     return float(found[-1]) if found else None
 
 

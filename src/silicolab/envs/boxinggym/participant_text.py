@@ -9,12 +9,12 @@ language model (architecture rule: ``envs`` never call an LLM except the two spe
 participants).
 
 The environment API is synchronous (``BoxingEnv.run``), so :func:`participant_sentence`
-runs its async twin to completion with :func:`~silicolab.llm.base.run_sync` (as the model's
-synchronous ``generate`` does). Inside a running event loop that
-refuses with an :class:`~silicolab.core.errors.InputError` naming the fix; async callers
-should use :func:`aparticipant_sentence` instead. Calls pass a ``sample_index`` derived
-from the call's logical identity (environment, seed, step, design), so reruns and resumed
-runs hit the exact-prompt cache rather than paying for the same sentence twice.
+runs its async twin to completion with :func:`~silicolab.core.sync.run_sync` (as the
+model's synchronous ``generate`` does; inside a running event loop, on a worker thread);
+async callers should use :func:`aparticipant_sentence` instead. Calls pass a
+``sample_index`` derived from the call's logical identity (environment, seed, step,
+design), so reruns and resumed runs hit the exact-prompt cache rather than paying for the
+same sentence twice.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict, Unpack
 
 from silicolab.core.seeding import stable_hash
+from silicolab.core.sync import run_sync
 from silicolab.envs.boxinggym.base import BoxingEnv
-from silicolab.llm.base import LanguageModel, run_sync
+from silicolab.llm.base import LanguageModel
 
 Source = Literal["llm", "template"]
 
@@ -79,7 +80,7 @@ def participant_sentence(
     """The participant's sentence: ``llm``'s reply to (``system``, ``user``), or
     ``template`` when no model is configured (or the model answers with nothing).
 
-    Synchronous (see the module docstring); raises ``InputError`` inside a running loop.
+    Synchronous (see the module docstring).
     """
     if llm is None:  # no event loop needed: a template works inside a running one too
         return Utterance(request["template"], "template")

@@ -31,6 +31,8 @@ from silicolab.envs.causalab.dsl_validate import (
     check_edges,
     check_experiment,
     check_past_data,
+    check_terms,
+    zero_coefficients,
 )
 from silicolab.envs.causalab.suite import TARGET
 from silicolab.scm import CausalGraph
@@ -284,7 +286,7 @@ def _hypothesis(
     if text.strip():
         equation, eq_errors = parse_equation(text, properties, family)
         errors.extend(eq_errors)
-    used_coefficients: set[str] | None = None
+    raw_coefficients = data.get("coefficients", {})
     if not text.strip():
         if parents:
             warnings.append(
@@ -292,33 +294,10 @@ def _hypothesis(
                 f"{', '.join(sorted(parents))}; write the equation before using the reactor"
             )
     elif equation is not None:
-        used_coefficients = set(equation.coefficients)
-        for var in sorted(equation.variables - parents):
-            errors.append(
-                f"freq_equation uses {var!r}, but edges contain no edge {var} -> {TARGET}; add "
-                "that edge or remove the term (the equation lists exactly the direct parents)"
-            )
-        for var in sorted(parents - equation.variables):
-            errors.append(
-                f"edges list {var} -> {TARGET}, but freq_equation has no {var} term; add "
-                f"c_{var}*{var} (coefficient null if unknown) or remove the edge"
-            )
-        for var in sorted(equation.variables):
-            if not {f"c_{var}", f"c_{var}_1", f"c_{var}_2"} & equation.coefficients:
-                warnings.append(
-                    f"the {var} term of freq_equation has no named coefficient; write "
-                    f"c_{var}*{var} and give c_{var} in coefficients so it can be tracked"
-                )
-        for name in sorted(equation.coefficients):
-            owner = name[2:] if name.startswith("c_") else None
-            if owner and owner not in equation.variables and owner[:-2] not in equation.variables:
-                errors.append(
-                    f"coefficient {name!r} appears in freq_equation but its property is not a "
-                    "term of the equation; write it as a product with that property"
-                )
-    coefficients = check_coefficients(
-        data.get("coefficients", {}), used_coefficients, properties, errors, warnings
-    )
+        zeros = zero_coefficients(raw_coefficients)
+        check_terms(equation, parents, zeros, properties, errors, warnings)
+    used = set(equation.coefficients) if equation is not None else None
+    coefficients = check_coefficients(raw_coefficients, used, properties, errors, warnings, family)
     if edges is None or coefficients is None or (text.strip() and equation is None):
         return None
     canonical = ""
@@ -339,7 +318,10 @@ def parse_record(text: str, *, variables: Sequence[str], family: str = "linear")
     """Extract and validate one agent reply against the declared ``variables``.
 
     ``variables`` are the episode's declared properties (TARGET may be included or not);
-    ``family`` is ``"linear"`` or ``"quadratic"`` (which also allows ``c_X_1``/``c_X_2``).
+    ``family`` is the episode's declared ``"linear"`` or ``"quadratic"`` family: every
+    equation term must lie in it (a square in a linear episode is refused, naming the term),
+    and the quadratic family also allows ``c_X_1``/``c_X_2``. Zero coefficients are
+    accepted with a warning, as upstream accepts and scores them.
     Errors are full sentences naming the offending item and the fix; warnings (key order,
     coerced numeric strings, malformed past_data entries) do not block the record.
     """

@@ -3,7 +3,9 @@
 An equation is ``resonanceFreq = <expr>`` or a bare ``<expr>``. The expression may use only
 ``+ - * / **`` (``^`` is accepted and rewritten to ``**``), unary signs, parentheses, numbers
 and identifiers. Identifiers are either *variables* (declared properties) or *coefficients*
-(``base``, ``c_<var>``, and in the quadratic family ``c_<var>_1`` / ``c_<var>_2``).
+(``base``, ``c_<var>``, and in the quadratic family ``c_<var>_1`` / ``c_<var>_2``). Each
+term must also lie in the episode's declared family (linear or quadratic), checked by
+:func:`~silicolab.envs.causalab.dsl_family.family_errors`.
 
 The expression is never passed to ``eval``: :func:`evaluate` walks the checked AST, so an
 LLM-written string can only ever do arithmetic.
@@ -19,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from silicolab.envs.causalab.dsl_family import family_errors
 from silicolab.envs.causalab.suite import TARGET
 
 _BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
@@ -166,7 +169,8 @@ def _check_nodes(tree: ast.AST, expr: str) -> list[str]:
 def parse_equation(
     text: str, properties: Sequence[str], family: str = "linear"
 ) -> tuple[Equation | None, list[str]]:
-    """Check one ``freq_equation`` string against the grammar and the declared names.
+    """Check one ``freq_equation`` string against the grammar, the declared names and the
+    episode's equation ``family`` (:mod:`~silicolab.envs.causalab.dsl_family`).
 
     Returns the parsed :class:`Equation` (None on any error) and the error sentences.
     """
@@ -201,6 +205,8 @@ def parse_equation(
                 variables.add(node.id)
             else:
                 coefficients.add(node.id)
+    if not errors:
+        errors = family_errors(tree, rhs, properties, family)
     if errors:
         return None, list(dict.fromkeys(errors))
     return Equation(rhs, tree, frozenset(variables), frozenset(coefficients)), []

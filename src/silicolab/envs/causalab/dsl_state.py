@@ -21,12 +21,13 @@ HISTORY_CHARS = 16384
 EMPTY_HYPOTHESIS: dict[str, Any] = {"edges": [], "freq_equation": "", "coefficients": {}}
 
 
-def _truncate(text: str, limit: int = STATE_FIELD_CHARS) -> str:
+def truncate_field(text: str, limit: int = STATE_FIELD_CHARS) -> str:
     """The first ``limit`` characters, marked when something was cut."""
     return text if len(text) <= limit else text[:limit] + " …[truncated]"
 
 
-def _dump(value: Any) -> str:
+def dump_json(value: Any) -> str:
+    """``value`` as one line of JSON, non-ASCII kept (what the agent reads)."""
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -73,7 +74,7 @@ class DSLState:
         lines: list[str] = []
         used = 0
         for action in reversed(self.action_history):
-            line = _dump(action)
+            line = dump_json(action)
             if used + len(line) + 1 > HISTORY_CHARS:
                 break
             lines.append(line)
@@ -85,9 +86,9 @@ class DSLState:
         return "\n".join(
             [
                 "Previous State:",
-                f"past_data: {_truncate(_dump(self.past_data))}",
-                f"hypothesis: {_truncate(_dump(self.hypothesis))}",
-                f"memory: {_truncate(self.memory)}",
+                f"past_data: {truncate_field(dump_json(self.past_data))}",
+                f"hypothesis: {truncate_field(dump_json(self.hypothesis))}",
+                f"memory: {truncate_field(self.memory)}",
                 "",
                 "History of action-observations (your own previous actions, newest first):",
                 self.render_history(),

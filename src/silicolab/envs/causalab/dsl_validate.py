@@ -1,4 +1,4 @@
-"""Field checks of the CausaLab DSL record (spec §5.4 rules 1, 2, 5 and 6).
+"""Field checks of the CausaLab DSL record (spec §5.4 rules 1, 2, 4, 5 and 6).
 
 Every check appends full sentences to ``errors`` (blocking; sent back in the repair prompt)
 or ``warnings`` (non-blocking, logged) and returns the cleaned value, or None when the
@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from silicolab.core.errors import InputError
-from silicolab.envs.causalab.dsl_equation import classify, normalize_name, suggest
+from silicolab.envs.causalab.dsl_equation import Equation, classify, normalize_name, suggest
+from silicolab.envs.causalab.dsl_family import effective_properties
 from silicolab.envs.causalab.suite import TARGET
 from silicolab.scm import CausalGraph
 
@@ -172,17 +173,27 @@ def check_edges(
     return edges
 
 
+def zero_coefficients(value: Any) -> frozenset[str]:
+    """The coefficient names given as a number equal to 0 (``0``, ``0.0``, ``"0"``)."""
+    if not isinstance(value, Mapping):
+        return frozenset()
+    return frozenset(str(k) for k, v in value.items() if v is not None and _number(v)[0] == 0)
+
+
 def check_coefficients(
     value: Any,
     used: set[str] | None,
     properties: Sequence[str],
     errors: list[str],
     warnings: list[str],
+    family: str = "linear",
 ) -> dict[str, float | None] | None:
-    """Rule 5: numbers or null; coerced numeric strings warn; zero only for ``base``.
+    """Rule 5: numbers or null; coerced numeric strings warn; extra non-zero keys are errors.
 
     ``used`` is the set of coefficient names in the equation (None when there is no
-    equation yet): each must be present, and extra non-zero keys are errors.
+    equation yet): each must be present. Zero values are accepted, as upstream accepts and
+    scores them (its prompt asks to leave them out, so they warn): a zero key the equation
+    does not use is kept as written, since upstream's weight score counts every ``c_`` key.
     """
     if not isinstance(value, Mapping):
         errors.append(
@@ -206,22 +217,10 @@ def check_coefficients(
             continue
         if problem == "coerced":
             warnings.append(f"coefficient {name!r} was the string {raw!r}; read as {number}")
-        if number == 0 and name != "base":
-            errors.append(
-                f"coefficient {name!r} is 0, and zero coefficients are not allowed; if "
-                "the property has no effect, remove its edge and term instead"
-            )
-            continue
         result[name] = number
     if used is None:
-        family = "quadratic" if any(k.endswith(("_1", "_2")) for k in result) else "linear"
         for name in result:
-            kind, _var, error = classify(name, properties, family)
-            if error or kind != "coefficient":
-                errors.append(
-                    f"coefficients has the key {name!r}, which is not a valid coefficient name; "
-                    "use 'base' or 'c_<property>'"
-                )
+            _check_name(name, properties, family, errors)
         return None if len(errors) > count else result
     for name in sorted(used - set(value)):
         errors.append(
@@ -232,9 +231,71 @@ def check_coefficients(
         if result[name] is None or (name == "base" and result[name] == 0):
             warnings.append(f"coefficient {name!r} is not used in freq_equation and was dropped")
             del result[name]
+        elif result[name] == 0:
+            if _check_name(name, properties, family, errors):
+                warnings.append(
+                    f"coefficient {name!r} is 0 and freq_equation does not use it; it is kept "
+                    "as written (scored as a predicted weight), though the task asks to leave "
+                    "zero coefficients out"
+                )
         else:
             errors.append(
                 f"coefficients has {name!r} = {result[name]:g}, but freq_equation does not use "
                 "it; remove it or add its term to the equation"
             )
     return None if len(errors) > count else result
+
+
+def _check_name(name: str, properties: Sequence[str], family: str, errors: list[str]) -> bool:
+    """True when ``name`` is a coefficient name of ``family``; else one error sentence."""
+    kind, _var, error = classify(name, properties, family)
+    if error or kind != "coefficient":
+        errors.append(
+            f"coefficients has the key {name!r}, which is not a valid coefficient name; "
+            "use 'base' or 'c_<property>'"
+        )
+        return False
+    return True
+
+
+def check_terms(
+    equation: Equation,
+    parents: set[str],
+    zeros: frozenset[str],
+    properties: Sequence[str],
+    errors: list[str],
+    warnings: list[str],
+) -> None:
+    """Rule 4: the equation's terms are exactly the parents of TARGET in the edges.
+
+    A term whose coefficient is 0 adds nothing, so it needs no edge (a warning only); an
+    edge whose term is zero is kept, as upstream scores the edges as written.
+    """
+    effective = effective_properties(equation.tree, properties, zeros)
+    for var in sorted(equation.variables - parents):
+        if var in effective:
+            errors.append(
+                f"freq_equation uses {var!r}, but edges contain no edge {var} -> {TARGET}; add "
+                "that edge or remove the term (the equation lists exactly the direct parents)"
+            )
+        else:
+            warnings.append(
+                f"the {var} term of freq_equation has a zero coefficient, so it adds nothing "
+                "and needs no edge; the task asks to leave zero terms out"
+            )
+    for var in sorted(parents - equation.variables):
+        errors.append(
+            f"edges list {var} -> {TARGET}, but freq_equation has no {var} term; add "
+            f"c_{var}*{var} (coefficient null if unknown) or remove the edge"
+        )
+    for var in sorted((parents & equation.variables) - effective):
+        warnings.append(
+            f"edges list {var} -> {TARGET}, but its freq_equation term has a zero coefficient; "
+            "the edge still counts as a parent when scored"
+        )
+    for var in sorted(equation.variables):
+        if not {f"c_{var}", f"c_{var}_1", f"c_{var}_2"} & equation.coefficients:
+            warnings.append(
+                f"the {var} term of freq_equation has no named coefficient; write "
+                f"c_{var}*{var} and give c_{var} in coefficients so it can be tracked"
+            )

@@ -161,8 +161,9 @@ class GraphConfig:
     @cached_property
     def scm(self) -> SCM:
         """The same model as a :class:`silicolab.scm.SCM` (bases are the exogenous terms of
-        the properties; the target's intercept is ``base_freq``). The lab uses its
-        :meth:`~silicolab.scm.SCM.set_now` for the coded intervention rule."""
+        the properties; the target's intercept is ``base_freq``). The lab evaluates with
+        :meth:`evaluate` and solves interventions with :meth:`set_now`, which follow the
+        published equation strings' order and rounding exactly."""
         equations: dict[str, LinearMechanism | QuadraticMechanism] = {}
         noise = {}
         for node in self.nodes:
@@ -202,6 +203,22 @@ class GraphConfig:
                 total = total + delta
             values[node] = round(total, 2)
         return values
+
+    def set_now(self, bases: Mapping[str, Number], node: str, value: float) -> float:
+        """The base the Property Manipulator gives ``node`` so that it shows ``value`` now
+        (spec §4.2, the coded rule), with upstream's arithmetic to the last digit.
+
+        A node without parents takes ``round(value, 2)``. Otherwise the parents' part is
+        read off the crystal as upstream reads it, the value shown now (rounded to 2
+        decimals, without H) minus the current base, and the new base is
+        ``round(value - part, 2)``. Solving with the unrounded mechanism instead (as
+        :meth:`silicolab.scm.SCM.set_now` does) drifts by 0.01 in the quadratic family,
+        which the squared terms carry into the children.
+        """
+        if not self.parents[node]:
+            return round(float(value), 2)
+        part = self.evaluate(bases)[node] - bases[node]
+        return round(float(value) - part, 2)
 
 
 def short_name(node: str) -> str:

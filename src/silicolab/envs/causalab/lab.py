@@ -24,9 +24,9 @@ Two fidelities:
 
 Prior records use one ``random.Random(42)`` shared by the records, as published, in both
 modes (``seeded_priors=True`` draws them from the episode seed instead). The intervention
-rule is the coded one (:meth:`silicolab.scm.SCM.set_now`: X shows ``v`` now, its solved base
-persists); ``intervention_rule="paper"`` applies the paper's literal wording instead (X's base
-becomes ``v``, so X shows ``v + sum(w * parents)``).
+rule is the coded one (:meth:`GraphConfig.set_now`, upstream's arithmetic: X shows ``v``
+now, its solved base persists); ``intervention_rule="paper"`` applies the paper's literal
+wording instead (X's base becomes ``v``, so X shows ``v + sum(w * parents)``).
 """
 
 from __future__ import annotations
@@ -252,7 +252,7 @@ class CrystalLab:
         if self.intervention_rule == "paper":
             new_base = round(number, 2)
         else:
-            new_base = config.scm.set_now(self._manipulator, prop, number)[prop]
+            new_base = config.set_now(self._manipulator, prop, number)
         self._manipulator[prop] = new_base
         self.interventions.append((prop, number))
         if config.hidden is not None:

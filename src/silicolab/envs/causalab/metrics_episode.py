@@ -9,8 +9,8 @@ from silicolab.envs.causalab.dsl import Hypothesis
 from silicolab.envs.causalab.metrics_core import (
     CONSISTENCY_TOL,
     CONSISTENCY_TOL_STRICT,
-    WEIGHT_TOL,
     EdgesLike,
+    Scores,
     consistency,
     directed_shd,
     edge_prf,
@@ -20,6 +20,7 @@ from silicolab.envs.causalab.metrics_core import (
     root_prf,
     target_parent_prf,
     weight_prf,
+    weight_terms_prf,
 )
 from silicolab.envs.causalab.suite import TARGET
 
@@ -32,11 +33,13 @@ __all__ = [
     "final_hypothesis",
     "formula_error",
     "score_episode",
+    "structure_scores",
     "trajectory_metrics",
+    "weight_scores",
 ]
 
 TRAJECTORY_WEIGHT_TOL = 0.01  # the visualiser's per-step weight accuracy tolerance (§6.5)
-QUAD_WEIGHT_TOL = 0.01  # [R] quadratic weights are non-integers; 1e-6 would never match
+QUAD_WEIGHT_TOL = 0.01  # [R] weight_terms' tolerance: quadratic weights are non-integers
 FORMULA_TOL = 5.0  # §6.6 companion metric: hit iff |error| <= 5 Hz (inclusive)
 
 HypothesisLike = Hypothesis | Mapping[str, Any] | None
@@ -72,7 +75,8 @@ def trajectory_metrics(
     dict (read leniently) or None for a step that failed validation, which carries the
     previous hypothesis forward (the controller keeps the previous state). Each step gets
     all-edge and frequency-edge precision/recall, the number of correct edges, the weight
-    accuracy (#correct / #true at tolerance ``tol``, 0.01 as in the visualiser) and whether
+    accuracy (#correct / #true at tolerance ``tol``, 0.01 as in the visualiser; with
+    ``quad_weights``, over both terms as :func:`weight_terms_prf` reads them) and whether
     the hypothesis changed. The result also holds the ``start`` and ``end`` steps, the
     ``best_step`` (most correct edges; earliest on ties) and the ``changed_steps``.
     """
@@ -84,7 +88,11 @@ def trajectory_metrics(
         previous, current = current, (h if h is not None else current)
         edges = edge_prf(current, true)
         freq = target_parent_prf(current, true)
-        weights = weight_prf(current.coefficients, true_weights, tol, quad_weights=quad_weights)
+        weights = (
+            weight_prf(current.coefficients, true_weights, tol)
+            if quad_weights is None
+            else weight_terms_prf(current.coefficients, true_weights, quad_weights, tol)
+        )
         steps.append(
             {
                 "step": t,
@@ -135,14 +143,22 @@ def _target_of(item: Any) -> str | None:
     return None
 
 
-def _structure_scores(h: Hypothesis, config: GraphConfig) -> dict[str, Any]:
-    """Edge, target-parent, weight and root precision/recall/F1 and the SHD of ``h``."""
+def weight_scores(h: Hypothesis, config: GraphConfig) -> dict[str, Scores]:
+    """The two weight metrics of ``h``: ``weight`` (upstream's, §6.5, every family) and
+    ``weight_terms`` (ours: both terms of each parent at 0.01 in the quadratic family; in
+    the linear family the same number as ``weight``)."""
+    published = weight_prf(h.coefficients, config.freq_weights())
+    if config.family != "quadratic":
+        return {"weight": published, "weight_terms": published}
+    quad = {p: u for (p, c), u in config.quad_weights.items() if c == TARGET}
+    terms = weight_terms_prf(h.coefficients, config.freq_weights(), quad, QUAD_WEIGHT_TOL)
+    return {"weight": published, "weight_terms": terms}
+
+
+def structure_scores(h: Hypothesis, config: GraphConfig) -> dict[str, Any]:
+    """Edge, target-parent, weight (both metrics) and root precision/recall/F1 and the SHD
+    of ``h`` against ``config``, as the flat keys :func:`score_episode` records."""
     true_edges = list(config.edges)
-    quad = None
-    tol = WEIGHT_TOL
-    if config.family == "quadratic":
-        quad = {p: u for (p, c), u in config.quad_weights.items() if c == TARGET}
-        tol = QUAD_WEIGHT_TOL
     out: dict[str, Any] = {
         "final_hypothesis_empty": h.is_empty(),
         "n_pred_edges": len(edge_set(h)),
@@ -151,7 +167,7 @@ def _structure_scores(h: Hypothesis, config: GraphConfig) -> dict[str, Any]:
     for prefix, s in (
         ("all_edge", edge_prf(h, true_edges)),
         ("target_parent", target_parent_prf(h, true_edges)),
-        ("weight", weight_prf(h.coefficients, config.freq_weights(), tol, quad_weights=quad)),
+        *weight_scores(h, config).items(),
         ("root", root_prf(h, true_edges)),
     ):
         out[f"{prefix}_precision"] = s.precision
@@ -185,8 +201,10 @@ def score_episode(
     is checked against (past_data entries or flat lab records) for §6.9.
 
     Keys: ``success``; ``all_edge_*`` and ``target_parent_*`` precision/recall/f1;
-    ``shd`` with ``shd_missing/extra/reversed``; ``weight_*`` (tolerance 1e-6; 0.01 and
-    both terms for the quadratic family [R]); ``root_*`` (source-only mode);
+    ``shd`` with ``shd_missing/extra/reversed``; ``weight_*`` (upstream's published metric:
+    the linear coefficient of each parent at 1e-6, in every family) and ``weight_terms_*``
+    (ours: both terms at 0.01 in the quadratic family, equal to ``weight_*`` in the linear
+    one); ``root_*`` (source-only mode);
     ``imec_final`` (targets = the applied interventions plus any Golden chain targets,
     which are interventions in the agent's data) and ``mec_observational``;
     ``consistency_all`` / ``consistency_fraction`` (5 Hz) and their ``_strict`` (0.01)
@@ -201,7 +219,7 @@ def score_episode(
         "graph_id": config.graph_id,
         "suite": config.suite,
         "success": bool(success),
-        **_structure_scores(h, config),
+        **structure_scores(h, config),
     }
 
     applied = [t for t in (_target_of(i) for i in interventions) if t is not None]

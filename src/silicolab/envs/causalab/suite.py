@@ -67,11 +67,10 @@ def load_suite_file(path: str, *, suite: str | None = None) -> list[GraphConfig]
     """Graph configs from any JSONL file in the released schema (e.g. a generated suite)."""
     from pathlib import Path
 
+    from silicolab.core.files import read_user_text
+
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read CausaLab suite file {str(file)!r}: {exc}") from exc
+    text = read_user_text(file, what="CausaLab suite file")
     return parse_suite(text, suite=suite or file.stem, source=str(file))
 
 

@@ -85,6 +85,8 @@ class AnthropicModel(LanguageModel):
             body["system"] = "\n\n".join(system)
         if request.temperature is not None:
             extra["temperature"] = min(request.temperature, 1.0)  # the API's range is [0, 1]
+        if request.top_p is not None:
+            extra["top_p"] = request.top_p
         if request.stop:
             body["stop_sequences"] = list(request.stop)
         if extra:

@@ -157,6 +157,8 @@ class OpenAIChatModel(LanguageModel):
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
         max_tokens = request.max_tokens or self.default_max_tokens
         if max_tokens is not None:
             body[self.max_tokens_param] = max_tokens

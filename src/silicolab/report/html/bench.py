@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from silicolab.report.bench import DISCOVERY_COLUMNS, EPISODE_COLUMNS
+from silicolab.report.bench import DISCOVERY_COLUMNS, EPISODE_COLUMNS, legend_text, shown_rows
 from silicolab.report.html.blocks import Facts, Page, Section, Text
 from silicolab.report.html.figures import bars
 from silicolab.report.html.source import RunSource, health_fold, rows_table
@@ -23,7 +23,9 @@ def build(src: RunSource) -> Page:
         scores = sorted({k for r in rows for k in r if str(k).startswith("score_")})
         columns = (*EPISODE_COLUMNS, *((s, s.removeprefix("score_")) for s in scores))
         highlight = ()
-    blocks: list[Any] = [rows_table(rows, columns, highlight=highlight)]
+    shown, legend = shown_rows(rows)
+    blocks: list[Any] = [rows_table(shown, columns, highlight=highlight)]
+    blocks += [Text(line, muted=True) for line in legend_text(legend).splitlines()]
     figure = _figure(src, rows, discovery)
     if figure is not None:
         blocks.append(figure)

@@ -8,10 +8,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from silicolab.core.files import read_user_text
 from silicolab.report.html.blocks import Code, Page, Section, Text
 from silicolab.report.html.figures import style
 from silicolab.report.html.page import render_page
 from silicolab.report.html.source import RunSource, pretty
+from silicolab.runs.run_dir import RECORD_FIX
 
 log = logging.getLogger(__name__)
 
@@ -31,11 +33,18 @@ _FIGURES_START = "<!-- silicolab figures -->"
 
 
 def build_page(
-    path: str | Path, *, save_figures: bool = True, info: dict[str, Any] | None = None
+    path: str | Path,
+    *,
+    save_figures: bool = True,
+    info: dict[str, Any] | None = None,
+    write_figures: bool = True,
 ) -> Page:
-    """The :class:`Page` of the run directory ``path`` (figures saved when asked;
-    ``info``, when given, in place of its ``run.json``)."""
-    src = RunSource.load(Path(path), save_figures=save_figures, info=info)
+    """The :class:`Page` of the run directory ``path`` (figures saved when asked, or with
+    ``write_figures`` false only linked where already saved; ``info``, when given, in
+    place of its ``run.json``)."""
+    src = RunSource.load(
+        Path(path), save_figures=save_figures, info=info, write_figures=write_figures
+    )
     module = BUILDERS.get(src.kind)
     if module is None:
         return generic_page(src)
@@ -53,32 +62,32 @@ def build_report(path: str | Path, *, save_figures: bool = False) -> str:
 def write_report(
     path: str | Path, *, out: str | Path | None = None, info: dict[str, Any] | None = None
 ) -> Path:
-    """Write ``report.html`` into the run directory (or to ``out``), save its figures under
-    ``figures/`` and list them at the end of ``report.md``; returns the HTML path.
-    Known secret values are scrubbed from both files, as everything a run writes.
-    ``info`` (the writing run's :attr:`~silicolab.runs.Run.info`) replaces ``run.json``,
-    whose final status is written only after the report."""
+    """Write ``report.html`` into the run directory, save its figures under ``figures/``
+    and list them at the end of ``report.md``; returns the HTML path. With ``out`` the
+    page is written there and nothing else: the run directory is left as it is (it may
+    be read-only), the page linking the figure files it already has. Known secret
+    values are scrubbed, as from everything a run writes. ``info`` (the writing run's
+    :attr:`~silicolab.runs.Run.info`) replaces ``run.json``, whose final status is
+    written only after the report."""
     from silicolab.core.files import atomic_write_text
     from silicolab.runs import Run
 
     run_dir = Path(path)
-    page = build_page(run_dir, save_figures=True, info=info)
+    page = build_page(run_dir, save_figures=True, info=info, write_figures=out is None)
     prefix = "" if out is None else _prefix(run_dir, Path(out))
     html = render_page(page, run_name=run_dir.resolve().name, link_prefix=prefix)
+    if out is not None:
+        from silicolab.core.secrets import scrub_text
+
+        target = Path(out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, scrub_text(html))
+        return target
     run = Run.open(run_dir)
     markdown_path = run_dir / "report.md"
-    markdown = markdown_path.read_text(encoding="utf-8") if markdown_path.is_file() else ""
-    markdown = _with_figures(markdown, page)
-    if out is None:
-        run.write_report(markdown, html=html)
-        return run_dir / REPORT_HTML
-    from silicolab.core.secrets import scrub_text
-
-    run.write_report(markdown)
-    target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(target, scrub_text(html))
-    return target
+    markdown = read_user_text(markdown_path, damaged=RECORD_FIX) if markdown_path.is_file() else ""
+    run.write_report(_with_figures(markdown, page), html=html)
+    return run_dir / REPORT_HTML
 
 
 def _prefix(run_dir: Path, out: Path) -> str:
@@ -119,7 +128,7 @@ def generic_page(src: RunSource) -> Page:
     report = src.path / "report.md"
     blocks: list[Any] = [Text("This run kind has no dedicated page; its report and record:")]
     if report.is_file():
-        blocks.append(Code(report.read_text(encoding="utf-8")))
+        blocks.append(Code(read_user_text(report, damaged=RECORD_FIX)))
     blocks.append(Code(pretty(src.record)[:200_000]))
     section = Section("Record", "record", blocks)
     return Page(f"Run: {src.path.name}", f"kind {src.kind}", scalars + src.run_facts(), [section])

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from silicolab.report.bench import CAUSALAB_COLUMNS
+from silicolab.report.bench import (
+    CAUSALAB_COLUMNS,
+    REGIME_COLUMNS,
+    legend_text,
+    regime_rows,
+    shown_rows,
+)
 from silicolab.report.html.blocks import (
     Code,
     Columns,
@@ -51,15 +57,18 @@ def build(src: RunSource) -> Page:
     record = src.record
     rows = record.get("rows") or []
     episodes = [e["record"] for e in src.ok_events() if isinstance(e.get("record"), dict)]
-    results: list[Any] = [rows_table(rows, CAUSALAB_COLUMNS, highlight=ANCHORS)]
+    shown, legend = shown_rows(rows)
+    results: list[Any] = [rows_table(shown, CAUSALAB_COLUMNS, highlight=ANCHORS)]
+    results += [Text(line, muted=True) for line in legend_text(legend).splitlines()]
     if rows:
         groups = [str(r.get("suite")) for r in rows]
         values = {
             "ours": [r.get("accuracy") for r in rows],
-            "paper": [r.get("published_accuracy") for r in rows],
+            "paper": [midpoint(r.get("published_accuracy")) for r in rows],
         }
         fig = bars(groups, values, ylabel="accuracy %")
         results.append(src.figures.add("accuracy", fig, "Accuracy per suite beside the paper."))
+    results += _regime(record.get("regime"))
     sections = [
         Section("Results", "results", results + health_fold(record.get("health"))),
         Section("Metrics over steps", "metrics", _metrics(src, episodes)),
@@ -70,6 +79,30 @@ def build(src: RunSource) -> Page:
     facts += src.run_facts()
     subtitle = "A scientist's experiments on a hidden causal graph, step by step."
     return Page("CausaLab benchmark", subtitle, facts, sections, tuple(src.figures.saved))
+
+
+def midpoint(value: Any) -> Any:
+    """A published value for a figure: the number, or the middle of a ``[low, high]`` range
+    (the table beside it prints the range)."""
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return (value[0] + value[1]) / 2
+    return value
+
+
+def _regime(regime: dict[str, Any] | None) -> list[Any]:
+    """The anchors of the scaling regime asked for with ``--regime``, marked, and whether
+    the run matches it."""
+    if not regime:
+        return []
+    shown, legend = regime_rows(regime)
+    title = f"The paper's {regime.get('regime')} regime: {regime.get('description')}"
+    blocks: list[Any] = [Text(title)]
+    if shown:
+        blocks.append(rows_table(shown, REGIME_COLUMNS, highlight=("published",)))
+    else:
+        blocks.append(Text("The paper gives no numbers for this regime.", muted=True))
+    blocks += [Text(line, muted=True) for line in legend_text(legend).splitlines()]
+    return [*blocks, Text(f"{regime.get('match', '')}.")]
 
 
 def step_scores(episode: dict[str, Any]) -> list[dict[str, float]] | None:

@@ -41,10 +41,14 @@ def build(src: RunSource) -> Page:
     undirected = [tuple(e) for e in edges.get("undirected") or []]
     truth = true_edges(record)
     method = result.get("method", "")
+    fallback = record.get("fallback") or {}  # a coding agent that failed every attempt
+    drawn = method
+    if fallback.get("graph_is_fallback"):
+        drawn = f"fallback {fallback['algorithm']} (not {method})"
     blocks: list[Any] = []
     if truth is not None:
         fig = comparison_figure(
-            nodes, truth, directed, undirected, predicted_title=f"{method}", truth_title="truth"
+            nodes, truth, directed, undirected, predicted_title=drawn, truth_title="truth"
         )
         caption = "Predicted (left, coloured by edge class) and true graph, same layout."
         blocks.append(src.figures.add("graphs", fig, caption))
@@ -62,6 +66,8 @@ def build(src: RunSource) -> Page:
     if record.get("debates"):
         sections.append(Section("Debates", "debates", debate_blocks(record["debates"])))
     facts = [("dataset", record.get("dataset")), ("method", method)]
+    if fallback:
+        facts.append(("FALLBACK (every coding attempt failed)", fallback["algorithm"]))
     facts += [(k.upper(), scores[k]) for k in ("shd", "nhd", "f1") if k in scores]
     facts += [("runtime s", result.get("runtime_s")), *src.run_facts()]
     title = f"Causal discovery: {method} on {record.get('dataset')}"

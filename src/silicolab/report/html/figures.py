@@ -59,10 +59,13 @@ def new_figure(width: float = 6.0, height: float = 3.6, *, constrained: bool = T
 @dataclass
 class FigureSet:
     """The figures of one page: each :meth:`add` returns the inline block and, when
-    ``folder`` is set and ``save`` is true, writes ``<name>.png`` and ``<name>.svg`` there."""
+    ``folder`` is set and ``save`` is true, writes ``<name>.png`` and ``<name>.svg`` there.
+    With ``write`` false nothing is written: the block links the files already in
+    ``folder`` (a page written elsewhere, ``view --out``, leaves the run as it is)."""
 
     folder: Path | None
     saved: list[Figure] = field(default_factory=list)
+    write: bool = True
 
     def add(self, name: str, fig: Any, caption: str, *, save: bool = True) -> Figure:
         """Render ``fig``; returns the :class:`Figure` block (SVG data URI)."""
@@ -70,10 +73,13 @@ class FigureSet:
             svg = _render(fig, "svg")
             files: list[str] = []
             if save and self.folder is not None:
-                self.folder.mkdir(parents=True, exist_ok=True)
-                (self.folder / f"{name}.svg").write_bytes(svg)
-                (self.folder / f"{name}.png").write_bytes(_render(fig, "png"))
-                files = [f"{FIGURES_DIR}/{name}.png", f"{FIGURES_DIR}/{name}.svg"]
+                paths = [self.folder / f"{name}.png", self.folder / f"{name}.svg"]
+                if self.write:
+                    self.folder.mkdir(parents=True, exist_ok=True)
+                    paths[1].write_bytes(svg)
+                    paths[0].write_bytes(_render(fig, "png"))
+                if all(p.is_file() for p in paths):
+                    files = [f"{FIGURES_DIR}/{p.name}" for p in paths]
         uri = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
         block = Figure(name=name, src=uri, caption=caption, files=tuple(files))
         if files:

@@ -25,16 +25,24 @@ class RunSource:
 
     @classmethod
     def load(
-        cls, path: Path, *, save_figures: bool = True, info: dict[str, Any] | None = None
+        cls,
+        path: Path,
+        *,
+        save_figures: bool = True,
+        info: dict[str, Any] | None = None,
+        write_figures: bool = True,
     ) -> RunSource:
         """Read ``path`` (a run directory: :meth:`silicolab.runs.Run.open` checks it);
-        ``info`` replaces its ``run.json`` (the writer's status, not yet on disk)."""
+        ``info`` replaces its ``run.json`` (the writer's status, not yet on disk). With
+        ``save_figures`` the page links its figure files under ``figures/``, written there
+        unless ``write_figures`` is false (then only the files already there are linked)."""
         from silicolab.runs import Run
 
         run = Run.open(path)
         record = run.read_record() or {}
         folder = run.path / FIGURES_DIR if save_figures else None
-        return cls(run.path, info or run.info, record, run.events(), FigureSet(folder))
+        figures = FigureSet(folder, write=write_figures)
+        return cls(run.path, info or run.info, record, run.events(), figures)
 
     @property
     def kind(self) -> str:
@@ -49,9 +57,11 @@ class RunSource:
         return list(latest.values())
 
     def run_facts(self) -> list[tuple[str, Any]]:
-        """Status, creation time and seed of the run."""
+        """Status, creation time, seconds of work (every process's) and seed of the run."""
         info = self.info
         facts = [("status", info.get("status")), ("created", str(info.get("created", ""))[:19])]
+        if isinstance(info.get("runtime_s"), int | float):
+            facts.append(("runtime s", round(info["runtime_s"], 1)))
         if info.get("seed") is not None:
             facts.append(("seed", info.get("seed")))
         if info.get("health_summary"):

@@ -4,10 +4,10 @@ searchable list of conditions, the fit, the predictions, the follow-on and the c
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
+from silicolab.core.files import read_json_file
 from silicolab.report.html.blocks import (
     Chat,
     Code,
@@ -22,6 +22,8 @@ from silicolab.report.html.blocks import (
 from silicolab.report.html.figures import scatter_vs
 from silicolab.report.html.graphs import path_diagram, stars
 from silicolab.report.html.source import RunSource, health_fold, pretty, rows_table
+from silicolab.report.study_report import run_ledger
+from silicolab.report.tour import tour_seconds
 
 PARAM_COLUMNS = (
     ("lhs", "effect"),
@@ -66,7 +68,8 @@ def build(src: RunSource) -> Page:
     ]
     later = src.path / "predictions.json"  # written by 'study predict' after the run
     if not record.get("predictions") and later.is_file():
-        record = {**record, "predictions": json.loads(later.read_text(encoding="utf-8"))}
+        predictions = read_json_file(later, fix="rerun 'silicolab study predict' or delete it")
+        record = {**record, "predictions": predictions}
     if record.get("predictions"):
         sections.append(Section("Predictions", "predictions", _predictions(src, record)))
     if record.get("follow_on"):
@@ -74,8 +77,8 @@ def build(src: RunSource) -> Page:
     if record.get("truth"):
         sections.append(Section("Truth", "truth", _truth(record)))
     if record.get("tour"):
-        sections.append(Section("Tour", "tour", _tour(record["tour"])))
-    sections.append(Section("Cost", "cost", _cost(record)))
+        sections.append(Section("Tour", "tour", _tour(record["tour"], src.info)))
+    sections.append(Section("Cost", "cost", _cost(record, src.info)))
     facts = [
         ("scenario", record.get("scenario")),
         ("conditions", len(record.get("runs") or [])),
@@ -354,10 +357,14 @@ def _paths(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in main.get("params") or [] if p.get("op") == "~"]
 
 
-def _tour(tour: dict[str, Any]) -> list[Any]:
+def _tour(tour: dict[str, Any], info: dict[str, Any]) -> list[Any]:
+    """The demo's tour; a discovery method's seconds come from ``run.json``'s timings."""
     blocks: list[Any] = []
     for name, part in tour.items():
         rows = part.get("rows") if isinstance(part, dict) else None
+        if name == "discovery" and rows:
+            seconds = tour_seconds(part, info.get("timings"))
+            rows = [{**r, "runtime_s": seconds.get(r.get("method"))} for r in rows]
         facts = [(k, v) for k, v in (part or {}).items() if k != "rows"]
         inner: list[Any] = [Facts(facts)]
         if rows:
@@ -366,8 +373,10 @@ def _tour(tour: dict[str, Any]) -> list[Any]:
     return blocks
 
 
-def _cost(record: dict[str, Any]) -> list[Any]:
-    ledger = record.get("llm_ledger") or {}
+def _cost(record: dict[str, Any], info: dict[str, Any]) -> list[Any]:
+    """The model calls of every process of the run (``run.json``; older records kept
+    them), the cost plan and the model health."""
+    ledger = run_ledger(record, info)
     keys = ("calls", "cache_hits", "input_tokens", "output_tokens", "cost", "retries", "errors")
     rows = [
         {"role": role, "tag": tag, **values}

@@ -40,7 +40,7 @@ def _statistician(*, model: Any = None, seed: int | None = 0, **options: Any) ->
         ReferenceStatistician,
     )
 
-    require_ppl()
+    require_ppl("statistician")
     return ReferenceStatistician(seed=seed, **options)
 
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from silicolab.core.sync import sync_twin
 from silicolab.llm import LanguageModel, load_model
-from silicolab.llm.base import run_sync
 from silicolab.scientists.templates import render_template
 
 if TYPE_CHECKING:
@@ -179,9 +179,7 @@ class _ChatAgent:
         """Answer one evaluation question (the exchange is not kept in the history)."""
         return await self.chat.answer(question, prefix, self.goal)
 
-    def answer(self, question: Question, prefix: str) -> Answer:
-        """Synchronous twin of :meth:`aanswer`."""
-        return run_sync(self.aanswer(question, prefix))
+    answer = sync_twin(aanswer)
 
 
 class LLMScientist(_ChatAgent):
@@ -219,9 +217,7 @@ class LLMScientist(_ChatAgent):
         protocol cuts it to ``word_limit`` words)."""
         return await self.chat.say(prompt)
 
-    def propose(self, feedback: str | None, *, retry: bool = False) -> Proposal:
-        """Synchronous twin of :meth:`apropose`."""
-        return run_sync(self.apropose(feedback, retry=retry))
+    propose = sync_twin(apropose)
 
 
 class LLMNovice(_ChatAgent):

@@ -12,21 +12,29 @@ an explanation, cut to :data:`COMM_LIMIT` words, and a novice that sees only tha
 novice is not shown the scientist's last observation; ``faithful`` reproduces that leak
 (spec §15.14). EI regret replays the recorded designs and outcomes through
 ``eig.ei_regret`` (spec §2.3; faithful regret re-simulates, as upstream did).
+
+Answers that do not parse are counted per checkpoint (``n_unparsed``); a checkpoint where
+fewer than :data:`MIN_PARSED_FRACTION` of them parsed is ``degraded`` and reports no score.
+A model call that fails for good (``LLMError``, ``ParseFailure``) ends the episode early but
+keeps it: the record holds the checkpoints finished before it and ``model_error`` says why
+(its health marks it unusable, so the run ends degraded and ``--retry-failed`` reruns it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from silicolab.core.errors import InputError
+from silicolab.core.errors import InputError, LLMError, ParseFailure
+from silicolab.core.seeding import child_seed
 from silicolab.core.seeding import rng as derive_rng
+from silicolab.core.sync import sync_twin
 from silicolab.envs.errors import InvalidAction
 from silicolab.llm import LanguageModel
-from silicolab.llm.base import run_sync
 from silicolab.scientists.boxinggym.llm import Answer, LLMNovice, Proposal, render, truncate_words
 from silicolab.scientists.boxinggym.record import (
     BoxingRecord,
@@ -41,6 +49,9 @@ if TYPE_CHECKING:
 
 MAX_TRIES = 3
 COMM_LIMIT = 200
+#: A checkpoint needs at least this share of its answers parsed to be scored (5 of 10; the
+#: one question of a parameter goal must parse).
+MIN_PARSED_FRACTION = 0.5
 CHECKPOINTS = (0, 1, 3, 5, 7, 10)
 
 
@@ -128,19 +139,43 @@ async def _evaluate(
         answers = [await agent.aanswer(q, prefix) for q in questions]
     predictions = [a.prediction for a in answers]
     score = goal.score(predictions, questions)
+    unparsed = sum(p is None for p in predictions)
+    degraded = too_few_parsed(len(predictions) - unparsed, len(predictions))
+    raw, raw_std, standardized = (
+        (math.nan, math.nan, math.nan)
+        if degraded
+        else (score.raw, score.raw_std, score.standardized)
+    )
     return CheckpointScore(
         n_experiments=n_experiments,
-        raw=float(score.raw),
-        raw_std=float(score.raw_std),
-        standardized=float(score.standardized),
+        raw=float(raw),
+        raw_std=float(raw_std),
+        standardized=float(standardized),
         n=int(score.n),
         n_missing=int(score.n_missing),
+        n_unparsed=unparsed,
+        degraded=degraded,
         questions=[q.text for q in questions],
         truths=jsonable([q.truth for q in questions]),
         predictions=jsonable(predictions),
         answers=[a.text for a in answers],
         format_retries=sum(a.format_retries for a in answers),
     )
+
+
+def too_few_parsed(parsed: int, asked: int) -> bool:
+    """True when fewer than :data:`MIN_PARSED_FRACTION` of the ``asked`` answers parsed:
+    such a checkpoint is degraded and its score is not reported (a mean over 1 of 10
+    answers is not the agent's score on the questions asked)."""
+    return asked > 0 and parsed < MIN_PARSED_FRACTION * asked
+
+
+def regret_env_seed(seed: int | None) -> int:
+    """The seed of the fresh environment faithful regret re-simulates from: derived from
+    the episode's ``seed`` but not equal to it, so its hidden parameters are new ones, as
+    in the published regret script (same seed, same new parameters on every rerun)."""
+    derived = child_seed(0 if seed is None else seed, "boxinggym", "faithful-regret-env")
+    return int(derived or 0)
 
 
 def compute_regret(
@@ -154,15 +189,20 @@ def compute_regret(
     """EI regret of the designs in ``data`` (spec §2.3) via ``eig.ei_regret``: per step,
     the best EIG of ``n_random`` random designs minus the EIG of the agent's design, under
     the posterior given the earlier steps (``nmc`` = (N outer, M inner), default the env's).
-    Fresh copies of ``env`` (built by :func:`silicolab.envs.make`) are made with its options.
+    Fresh copies of ``env`` (built by :func:`silicolab.envs.make`) are made with its options;
+    the faithful estimator re-simulates the outcomes from one with new hidden parameters
+    (seed :func:`regret_env_seed`), as the published script did.
     Returns ``eig.ei_regret``'s dict (``eigs_regret``, ``regret_mean``, ``eigs``, ...)."""
     from silicolab.envs import remake
     from silicolab.envs.boxinggym.eig import ei_regret
 
     n_outer, n_inner = nmc if nmc is not None else (None, None)
+    factory = functools.partial(remake, env)
+    if (estimator or env.fidelity) == "faithful":
+        factory = functools.partial(remake, env, seed=regret_env_seed(env.seed))
     return dict(
         ei_regret(
-            functools.partial(remake, env),
+            factory,
             [d for d, _ in data],
             [y for _, y in data],
             n_random=n_random,
@@ -206,11 +246,15 @@ async def aplay_episode(
     rng = derive_rng(env.seed, "boxinggym", env.name, goal.name, "questions")
     questions = goal.questions(n, rng)
     start = time.perf_counter()
-    await scientist.astart(env)
     record = _new_record(env, scientist, steps, points)
-    last = await _experiment(env, scientist, record, questions, points)
-    if the_novice is not None:
-        await _communicate(record, scientist, the_novice, goal, questions, last)
+    try:
+        await scientist.astart(env)
+        last = await _experiment(env, scientist, record, questions, points)
+        if the_novice is not None:
+            await _communicate(record, scientist, the_novice, goal, questions, last)
+    except (LLMError, ParseFailure) as err:
+        # a model call failed for good: keep what finished, mark the episode partial
+        record.model_error = f"{type(err).__name__}: {err}"
     record.runtime_s = time.perf_counter() - start
     record.usage = {"scientist": dict(getattr(scientist, "usage", {}) or {})}
     if the_novice is not None:
@@ -218,7 +262,9 @@ async def aplay_episode(
     record.transcript = list(getattr(scientist, "messages", []) or [])
     record.programs = list(getattr(scientist, "programs", []) or [])
     record.truth = jsonable(env.to_record())
-    if regret:
+    if regret and record.partial:
+        record.regret_error = "not computed: the episode stopped early (model_error)"
+    elif regret:
         _add_regret(record, env, regret_random, regret_estimator, regret_nmc)
     return record
 
@@ -317,7 +363,7 @@ async def _try_design(env: BoxingEnv, proposal: Proposal) -> tuple[bool, str]:
         return False, render("format_failure.j2")
     try:
         # env.run is synchronous and may call a participant language model through its
-        # sync twin, which needs a thread without a running event loop.
+        # sync twin: in a thread, so this loop keeps serving the other episodes meanwhile.
         if getattr(env.spec, "participants_speak", False):
             return True, await asyncio.to_thread(env.run, proposal.text)
         return True, env.run(proposal.text)
@@ -350,6 +396,4 @@ async def _communicate(
     record.novice_system = str(getattr(novice, "system_message", ""))
 
 
-def play_episode(env: BoxingEnv, scientist: BoxingScientist, **options: Any) -> BoxingRecord:
-    """Synchronous twin of :func:`aplay_episode` (scripts and tests)."""
-    return run_sync(aplay_episode(env, scientist, **options), twin="aplay_episode")
+play_episode = sync_twin(aplay_episode)

@@ -35,7 +35,12 @@ def jsonable(value: Any) -> Any:
 @dataclass
 class CheckpointScore:
     """The evaluation after ``n_experiments`` steps: the goal's :class:`Score` fields plus
-    the questions, truths, parsed predictions (None = unparseable) and answer texts."""
+    the questions, truths, parsed predictions (None = unparseable) and answer texts.
+
+    ``n_unparsed`` counts the unparseable answers; ``degraded`` is set when too few answers
+    parsed (:func:`~silicolab.scientists.boxinggym.protocol.too_few_parsed`): then ``raw``,
+    ``raw_std`` and ``standardized`` are NaN (null in JSON), so no mean includes them.
+    """
 
     n_experiments: int
     raw: float
@@ -48,6 +53,8 @@ class CheckpointScore:
     predictions: list[Any]
     answers: list[str | None]
     format_retries: int = 0
+    n_unparsed: int = 0
+    degraded: bool = False
 
 
 @dataclass
@@ -114,6 +121,9 @@ class BoxingRecord:
     regret_mean: float | None = None
     regret_detail: dict[str, Any] = field(default_factory=dict)
     regret_error: str = ""
+    #: why the episode stopped early (a model call that failed for good; ``""`` when it ran
+    #: to the end): the checkpoints evaluated before it are kept, the rest never ran.
+    model_error: str = ""
     usage: dict[str, dict[str, Any]] = field(default_factory=dict)
     runtime_s: float = 0.0
     regret_runtime_s: float = 0.0
@@ -138,21 +148,52 @@ class BoxingRecord:
         score = self.score_at(self.steps)
         return None if score is None else score.standardized
 
+    @property
+    def partial(self) -> bool:
+        """True when a model error stopped the episode before its end (``model_error``)."""
+        return bool(self.model_error)
+
+    def evaluations(self) -> list[CheckpointScore]:
+        """Every evaluation of the episode: the scientist's checkpoints, then the novice's."""
+        return [*self.scores, *([] if self.novice is None else [self.novice])]
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data."""
         return jsonable(asdict(self))
 
     def summary(self) -> dict[str, Any]:
-        """The common episode fields (see :class:`silicolab.scientists.EpisodeRecord`): a
-        skipped step counts as a parse failure when none of its attempts had a usable
-        design, else as a skipped step."""
-        health = {"steps": self.steps, "parse_failures": 0, "skipped_steps": 0}
+        """The common episode fields (see :class:`silicolab.scientists.EpisodeRecord`).
+
+        Health counts every experiment step and every evaluation (checkpoint or novice) as
+        a step: a skipped step is a parse failure when none of its attempts had a usable
+        design, else a skipped step; a degraded evaluation (too few parsed answers) is a
+        parse failure. A partial episode (``model_error``) adds its failed call as a model
+        error and is unusable, as is one whose every evaluation is degraded: either way it
+        has no score that stands for the agent's episode.
+        """
+        evaluations = self.evaluations()
+        health: dict[str, Any] = {
+            "steps": self.steps + len(evaluations),
+            "parse_failures": 0,
+            "skipped_steps": 0,
+            "model_errors": 0,
+        }
         sample = ""
         for step in self.skipped_steps:
             tries = [d for d in self.designs if d.step == step]
             unparsed = all(d.design is None for d in tries)
             health["parse_failures" if unparsed else "skipped_steps"] += 1
             sample = sample or next((d.raw or d.message for d in tries), "")
+        for evaluation in evaluations:
+            if evaluation.degraded:
+                health["parse_failures"] += 1
+                sample = sample or _unparsed_answer(evaluation)
+        if self.model_error:
+            health["steps"] += 1
+            health["model_errors"] += 1
+            sample = sample or self.model_error
+        all_degraded = bool(evaluations) and all(e.degraded for e in evaluations)
+        health["unusable"] = self.partial or all_degraded
         novice = None if self.novice is None else self.novice.standardized
         scores = {"before": self.before, "after": self.after, "after_comm": novice}
         scores["regret"] = self.regret_mean
@@ -180,3 +221,11 @@ class BoxingRecord:
         if values.get("novice") is not None:
             values["novice"] = CheckpointScore(**values["novice"])
         return cls(**values)
+
+
+def _unparsed_answer(evaluation: CheckpointScore) -> str:
+    """The first answer of ``evaluation`` that did not parse, for the health's sample."""
+    for answer, prediction in zip(evaluation.answers, evaluation.predictions, strict=False):
+        if prediction is None:
+            return answer or "(no usable <answer> block)"
+    return ""

@@ -16,11 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from silicolab.core.sync import sync_twin
 from silicolab.envs.base import SCHEMA_VERSION
 from silicolab.envs.causalab.dsl import Hypothesis
 from silicolab.envs.causalab.metrics import score_episode
 from silicolab.envs.causalab.suite import TARGET
-from silicolab.llm.base import run_sync
+from silicolab.scientists.causalab.reeval import apply_root_reeval
 
 if TYPE_CHECKING:
     from silicolab.envs.causalab.lab import CrystalLab
@@ -81,6 +82,11 @@ class EpisodeTrace:
         self.submissions: list[float] = []
         self.usage: dict[str, Any] = {"calls": 0, "input_tokens": 0, "output_tokens": 0}
         self.stop_reason = ""
+        #: The settings the agent played with (an LLM scientist adds its sampling,
+        #: history, prompt and root-scoring choices; see ``settings.py``).
+        self.agent_settings: dict[str, Any] = {"fidelity": str(lab.fidelity)}
+        #: The root-node re-evaluation's outcome, when the agent ran one (``reeval.py``).
+        self.reeval: dict[str, Any] | None = None
         self._commit: Hypothesis | None = None
         self._committed = False
 
@@ -146,7 +152,10 @@ class CausaLabRecord:
 
     ``solvable`` is False only when the faithful reactor's 10 kHz clamp puts the target out
     of reach; ``metrics`` is ``score_episode``'s flat dict; ``usage`` counts this episode's
-    LLM calls and tokens (empty counts for agents without a model)."""
+    LLM calls and tokens (empty counts for agents without a model); ``agent_settings`` the
+    settings the agent played with (sampling, history, prompt variant, fidelity) and
+    ``reeval`` the root-node re-evaluation's outcome when one ran (its roots then give
+    ``metrics["root_*"]``)."""
 
     suite: str
     index: int
@@ -170,6 +179,8 @@ class CausaLabRecord:
     env_steps: int
     stop_reason: str
     schema_version: str = SCHEMA_VERSION
+    agent_settings: dict[str, Any] | None = None
+    reeval: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data (steps as dicts)."""
@@ -249,6 +260,14 @@ async def aplay_episode(
         reactor_props=lab.reactor_properties(),
         target_frequency=float(lab.target_frequency),
     )
+    if trace.reeval is not None:
+        apply_root_reeval(
+            metrics,
+            trace.reeval,
+            config,
+            lab.reactor_properties(),
+            float(lab.target_frequency),
+        )
     return CausaLabRecord(
         suite=config.suite,
         index=index_of(config.graph_id) if index is None else index,
@@ -271,17 +290,12 @@ async def aplay_episode(
         runtime_s=runtime,
         env_steps=int(lab.env_steps),
         stop_reason=trace.stop_reason or ("success" if lab.success else "done"),
+        agent_settings=dict(trace.agent_settings),
+        reeval=trace.reeval,
     )
 
 
-def play_episode(
-    lab: CrystalLab,
-    scientist: CausaLabScientist,
-    *,
-    index: int | None = None,
-) -> CausaLabRecord:
-    """Synchronous twin of :func:`aplay_episode` (scripts and tests)."""
-    return run_sync(aplay_episode(lab, scientist, index=index))
+play_episode = sync_twin(aplay_episode)
 
 
 def excerpt(text: str, limit: int = OBSERVATION_EXCERPT) -> str:

@@ -12,6 +12,12 @@ Verification (§6.9): ``verify="per_step"`` adds a mandatory check of the equati
 all past data to every prompt; ``verify="before_commit"`` inserts one extra turn just before
 the first action that would open the reactor, asking the model to check its hypothesis
 against all its data and revise (or keep experimenting) before committing.
+
+The lab's fidelity picks the agent's settings (:mod:`.settings`): ``faithful`` is the
+paper's agent (temperature 0.1, top-p 0.95, 8192 tokens, the full previous records oldest
+first, the paper's prompt content, the root-node re-evaluation after the episode);
+``fixed`` is ours (greedy, compact action history, our prompt hints, source-only roots).
+The settings used go into the record as ``agent_settings``.
 """
 
 from __future__ import annotations
@@ -28,6 +34,13 @@ from silicolab.envs.causalab.dsl import repair_message as dsl_repair_message
 from silicolab.envs.causalab.suite import TARGET
 from silicolab.llm import LanguageModel, load_model
 from silicolab.scientists.causalab.episode import EpisodeTrace, StepRecord, excerpt
+from silicolab.scientists.causalab.reeval import phase1_context, root_reeval
+from silicolab.scientists.causalab.settings import (
+    AgentSettings,
+    agent_settings,
+    history_entry,
+    render_paper_state,
+)
 from silicolab.scientists.templates import render_template
 
 if TYPE_CHECKING:
@@ -93,6 +106,7 @@ class ReactScientist:
         max_llm_calls: int = 1000,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        top_p: float | None = None,
         seed: int | None = 0,
         tag: str = "scientist",
     ):
@@ -105,31 +119,57 @@ class ReactScientist:
         self.max_steps = max_steps
         self.max_llm_calls = max_llm_calls
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
+        self.top_p = top_p
         self.tag = tag
 
-    def prompt(self, lab: CrystalLab, state: DSLState) -> str:
-        """The controller prompt for the lab's current screen."""
+    def settings_for(self, lab: CrystalLab) -> AgentSettings:
+        """The agent settings for ``lab``'s fidelity (explicit sampling options win)."""
+        return agent_settings(
+            str(lab.fidelity),
+            self.model.name,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            top_p=self.top_p,
+        )
+
+    def prompt(
+        self,
+        lab: CrystalLab,
+        state: DSLState,
+        settings: AgentSettings | None = None,
+        history: list[str] | None = None,
+    ) -> str:
+        """The controller prompt for the lab's current screen: the paper's content and
+        full-record history, or ours with the compact action history (module docstring)."""
+        settings = settings or self.settings_for(lab)
+        task = lab.task_text()
+        paper = settings.prompt_variant == "paper"
         return render(
-            "controller.j2",
+            "controller_paper.j2" if paper else "controller.j2",
             target=TARGET,
             family=lab.config.family,
             verify_each_step=self.verify == "per_step",
-            task=lab.task_text(),
-            state=state.render(),
+            task=task,
+            state=render_paper_state(state, history or [], task) if paper else state.render(),
             screen=lab.text_observation(),
         )
 
     async def arun(self, lab: CrystalLab, trace: EpisodeTrace) -> None:
         """Play until success, the end of the episode, the step cap or the LLM-call cap."""
         state = DSLState(past_data=golden_past_data(lab))
+        settings = self.settings_for(lab)
+        trace.agent_settings = settings.to_dict()
+        history: list[str] = []
+        prompts: list[str] = []  # every controller prompt, for the re-evaluation
         max_steps = self.max_steps or 2 * int(lab.max_env_steps)
         verified = self.verify != "before_commit"
         try:
             for _ in range(max_steps):
                 if lab.success or lab.done:
                     break
-                prompt = self.prompt(lab, state)
-                reply = await self._ask(lab, prompt, trace)
+                prompt = self.prompt(lab, state, settings, history)
+                prompts.append(prompt)
+                reply = await self._ask(lab, prompt, trace, settings)
                 kind = "step"
                 if not verified and lab.phase == "manipulator" and opens_reactor(lab, reply.action):
                     verified = True
@@ -139,8 +179,9 @@ class ReactScientist:
                     raw_json = reply.outcome.raw_json
                     proposed = reply.raw if raw_json is None else json.dumps(raw_json)
                     check = render("verify_commit.j2", controller=prompt, proposed=proposed)
-                    reply, kind = await self._ask(lab, check, trace), "verify"
+                    reply, kind = await self._ask(lab, check, trace, settings), "verify"
                 self._execute(lab, state, reply, trace, kind)
+                history.append(history_entry(reply.outcome.raw_json, reply.action))
             else:
                 if not (lab.success or lab.done):
                     trace.stop_reason = "step_cap"
@@ -148,6 +189,22 @@ class ReactScientist:
             trace.stop_reason = "llm_call_cap"
         if not trace.stop_reason:
             trace.stop_reason = "success" if lab.success else "done"
+        if settings.root_reeval and phase1_context(prompts):
+            await self._reeval(settings, phase1_context(prompts), trace)
+
+    async def _reeval(
+        self, settings: AgentSettings, phase1_prompt: str, trace: EpisodeTrace
+    ) -> None:
+        """The paper's root-node re-evaluation (:mod:`.reeval`); its calls are counted in
+        the episode's usage (``reeval_calls`` among them) but not against the call cap."""
+        outcome, completions = await root_reeval(
+            self.model, settings, phase1_prompt, seed=self.seed, tag=self.tag
+        )
+        for completion in completions:
+            usage = completion.usage
+            trace.note_usage(usage.input_tokens, usage.output_tokens, completion.cached)
+        trace.usage["reeval_calls"] = len(completions)
+        trace.reeval = outcome
 
     def _execute(
         self, lab: CrystalLab, state: DSLState, reply: Reply, trace: EpisodeTrace, kind: str
@@ -182,7 +239,9 @@ class ReactScientist:
             raw_output=reply.raw[:RAW_CHARS],
         )
 
-    async def _ask(self, lab: CrystalLab, prompt: str, trace: EpisodeTrace) -> Reply:
+    async def _ask(
+        self, lab: CrystalLab, prompt: str, trace: EpisodeTrace, settings: AgentSettings
+    ) -> Reply:
         """One turn: the prompt, then up to ``max_repairs`` re-prompts listing the errors."""
         messages: list[dict[str, str]] = [{"role": "user", "content": prompt}]
         errors: list[str] = []
@@ -191,8 +250,9 @@ class ReactScientist:
                 raise LLMCallCap
             completion = await self.model.agenerate(
                 messages,
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
+                temperature=settings.temperature,
+                top_p=settings.top_p,
+                max_tokens=settings.max_tokens,
                 seed=self.seed,
                 tag=self.tag,
             )

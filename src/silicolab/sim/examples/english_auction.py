@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from silicolab.core.errors import InputError
-from silicolab.llm.base import run_sync
+from silicolab.core.sync import sync_twin
 from silicolab.sim.agents import RuleAgent
 from silicolab.sim.engines import arun_simultaneous
 from silicolab.sim.entity import ActionSpec, Entity
@@ -258,6 +258,4 @@ async def arun_english_auction(
     )
 
 
-def run_english_auction(budgets: Sequence[float], **options: Any) -> AuctionResult:
-    """The synchronous twin of :func:`arun_english_auction` (same keyword arguments)."""
-    return run_sync(arun_english_auction(budgets, **options))
+run_english_auction = sync_twin(arun_english_auction)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from silicolab.core.errors import InputError
+from silicolab.core.sync import sync_twin
 
 RUNNER = Path(__file__).with_name("runner.py")
 #: PyTensor compiles through numba in the sandbox: no C compiler subprocess is needed and
@@ -28,12 +29,13 @@ RUNNER = Path(__file__).with_name("runner.py")
 BACKEND_FLAGS = "cxx=,mode=NUMBA"
 
 
-def require_ppl() -> None:
-    """Raise :class:`InputError` (one line, exit 2 in the CLI) when PyMC or arviz is missing."""
+def require_ppl(scientist: str = "apprentice") -> None:
+    """Raise :class:`InputError` (one line, exit 2 in the CLI) naming ``scientist`` (the
+    apprentice or the statistician: both fit PyMC programs) when PyMC or arviz is missing."""
     import importlib.util
 
     if any(importlib.util.find_spec(name) is None for name in ("pymc", "arviz")):
-        raise InputError("the apprentice needs PyMC and arviz: install silicolab[ppl]")
+        raise InputError(f"the {scientist} needs PyMC and arviz: install silicolab[ppl]")
 
 
 def default_compiledir() -> str:
@@ -183,8 +185,4 @@ async def arun_program(program: str, job: dict[str, Any], settings: FitSettings)
     return run
 
 
-def run_program(program: str, job: dict[str, Any], settings: FitSettings) -> ProgramRun:
-    """Synchronous twin of :func:`arun_program`."""
-    from silicolab.llm.base import run_sync
-
-    return run_sync(arun_program(program, job, settings), twin="arun_program")
+run_program = sync_twin(arun_program)

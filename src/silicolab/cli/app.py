@@ -256,10 +256,13 @@ def _run(argv: list[str], *, json_mode: bool) -> int:
         args = take_resume_dir(argv)
         code = app(args=args, standalone_mode=False)
     except SilicolabError as err:
+        from silicolab.cli.flags import as_flags
+
+        message = as_flags(str(err), getattr(err, "params", ()))  # Python names -> flags
         prefix = "error: " if err.exit_code else ""  # exit 0: nothing to do (NothingFailed)
-        typer.echo(f"{prefix}{one_line(str(err))}", err=True)
+        typer.echo(f"{prefix}{one_line(message)}", err=True)
         if json_mode and err.exit_code:
-            json_error(str(err), err.exit_code, error_kind(err))
+            json_error(message, err.exit_code, error_kind(err))
         return err.exit_code
     except (KeyboardInterrupt, typer.Abort) as err:
         typer.echo(signals.RESUME_HINT, err=True)

@@ -6,6 +6,8 @@ to fix it; the CLI prints that message as one line and exits with code 2 (no tra
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class SilicolabError(Exception):
     """Base class of every error silicolab raises on purpose."""
@@ -15,9 +17,22 @@ class SilicolabError(Exception):
 
 
 class InputError(SilicolabError, ValueError):
-    """Bad user input: the message names the problem and the fix."""
+    """Bad user input: the message names the problem and the fix.
+
+    A message about a parameter names it as the Python caller wrote it, ``name=value``
+    (``conditions=0``) or ``name=`` alone, and lists it in ``params``; the command line
+    rewrites each listed ``name=...`` as its flag (``--conditions 0``,
+    :mod:`silicolab.cli.flags`), so one message serves both front doors.
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str, *, params: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.params = tuple(params)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # keep ``params`` across process borders
+        return (type(self), self.args, dict(self.__dict__))
 
 
 class ConfigError(SilicolabError):

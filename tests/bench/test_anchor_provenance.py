@@ -42,7 +42,7 @@ def test_causalab_counts_by_kind_match_the_spec() -> None:
     blog's text. The two Qwen-thinking ranges (≈36–38 at 5 nodes, ≈34–36 at 6) are one
     anchor each, no longer a range plus a single number."""
     kinds = count_kinds([a.provenance for a in PUBLISHED])
-    assert kinds == {"table": 0, "text": 32, "approximate": 51, "other": 6}
+    assert kinds == {"table": 0, "text": 32, "approximate": 51, "other": 6, "derived": 0}
     assert sum(a.source == BLOG for a in PUBLISHED) == 51 + 6
     assert len(PUBLISHED) == 89 and not any(a.metric == "accuracy_range" for a in PUBLISHED)
 

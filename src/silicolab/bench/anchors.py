@@ -6,8 +6,10 @@ taken from another source such as the authors' blog), where exactly (``where``: 
 row 'PC', col Sachs SHD", "§5.2 text", "blog radar figure") and the document (``source``).
 A printed cell marks anything not read from a table, so a reader never takes an estimate
 for a published cell: ``≈`` before a value read off a figure, ``*`` after a value stated
-in the text, ``†`` after a value from another source than the paper. A range prints as a
-range (``40–54*``). :func:`legend` writes the lines that explain the marks a table uses.
+in the text, ``†`` after a value from another source than the paper, ``‡`` after a value
+computed from a table cell (put on our scale: BoxingGym's accuracy goals in fixed mode). A
+range prints as a range (``40–54*``). :func:`legend` writes the lines that explain the
+marks a table uses.
 """
 
 from __future__ import annotations
@@ -26,16 +28,18 @@ class Kind(StrEnum):
     TEXT = "text"  # stated in the paper's text (the table behind it is not at hand)
     APPROXIMATE = "approximate"  # read off a figure, or otherwise estimated
     OTHER = "other"  # stated by another source (the authors' blog, ...), named in ``source``
+    DERIVED = "derived"  # computed from a table cell (``where`` names the cell and the step)
 
 
 #: The source of numbers that come from the paper itself.
 PAPER = "paper"
 #: The mark of each kind, and the legend line that explains it.
-MARKS: Mapping[str, str] = {"approximate": "≈", "text": "*", "other": "†"}
+MARKS: Mapping[str, str] = {"approximate": "≈", "text": "*", "other": "†", "derived": "‡"}
 LEGEND: Mapping[str, str] = {
     "approximate": "≈ read off a figure (approximate)",
     "text": "* stated in the paper's text, not read from a table",
     "other": "† from another source than the paper (the authors' blog)",
+    "derived": "‡ computed from a table cell, not printed in the paper (the notes say how)",
 }
 
 
@@ -55,9 +59,11 @@ class Provenance:
 
     def marks(self) -> tuple[str, str]:
         """The (prefix, suffix) a printed value gets: ``≈`` before an approximate value,
-        ``*`` after one stated in text, ``†`` after one from another source than the paper."""
+        ``*`` after one stated in text, ``†`` after one from another source than the paper,
+        ``‡`` after one computed from a table cell."""
         prefix = MARKS["approximate"] if self.kind is Kind.APPROXIMATE else ""
         suffix = MARKS["text"] if self.kind is Kind.TEXT else ""
+        suffix += MARKS["derived"] if self.kind is Kind.DERIVED else ""
         if self.kind is Kind.OTHER or self.source != PAPER:
             suffix += MARKS["other"]
         return prefix, suffix

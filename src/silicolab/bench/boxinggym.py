@@ -9,7 +9,7 @@ a rerun skips it (resume). The table has one row per (environment, goal): standa
 before any experiment and after the last step (mean over seeds with a 95% CI,
 1.96·sd/√n as the paper's notebooks), after communication (the novice, when run), and the
 EI regret (per-seed mean over steps, then mean over seeds), beside the published numbers of
-Tables 1-3 (spec §16 and §2.3), kept here as data in :data:`PUBLISHED`.
+Tables 1-3 (spec §16 and §2.3), kept as data in :mod:`silicolab.bench.boxinggym_anchors`.
 
 Scales: for the accuracy goals (hyperbolic choice, mastectomy, moral machines) the paper
 reports ``1 - z(accuracy)``; ``fixed`` fidelity standardizes the error instead, ``-z(acc)``,
@@ -23,12 +23,22 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from silicolab.bench.anchors import Kind, Provenance
+from silicolab.bench.anchors import ROW_KEY, Kind, Provenance
+from silicolab.bench.boxinggym_anchors import (  # the anchors, also read from here
+    PUBLISHED as PUBLISHED,
+)
+from silicolab.bench.boxinggym_anchors import (
+    TABLE1_ORDER,
+    Anchor,
+    anchor_of,
+)
+from silicolab.bench.boxinggym_anchors import find_anchor as find_anchor
+from silicolab.bench.boxinggym_anchors import published_table as published_table
 from silicolab.bench.boxinggym_scales import (
     GOAL_NOTES,
     answer_health,
@@ -36,6 +46,7 @@ from silicolab.bench.boxinggym_scales import (
     not_comparable,
 )
 from silicolab.bench.harness import (
+    EMPTY_KEY,
     LOCAL,
     ExecutorChoice,
     arun_episode_groups,
@@ -50,23 +61,6 @@ from silicolab.runtime.base import EventLog
 
 if TYPE_CHECKING:  # pandas builds the driver's tables; workers never import it
     import pandas as pd
-
-#: The 13 (environment, goal) pairs of the paper's Table 1, in its order.
-TABLE1_ORDER: tuple[tuple[str, str], ...] = (
-    ("hyperbolic_temporal_discount", "direct"),
-    ("hyperbolic_temporal_discount", "discount"),
-    ("location_finding", "direct"),
-    ("location_finding", "source"),
-    ("death_process", "direct"),
-    ("death_process", "infection"),
-    ("irt", "direct"),
-    ("dugongs", "direct"),
-    ("peregrines", "direct"),
-    ("survival", "direct"),
-    ("lotka_volterra", "direct"),
-    ("emotion", "direct"),
-    ("moral_machines", "direct"),
-)
 
 
 def _goal(pair: tuple[str, str]) -> Any:
@@ -83,115 +77,6 @@ ENV_GOALS: dict[tuple[str, str], tuple[str, str]] = {
 PRIOR_ONLY = frozenset(p for p in TABLE1_ORDER if _goal(p).prior_only)
 #: Goals whose published standardized score is 1 - z(accuracy) (spec §2.1).
 ACCURACY_GOALS = frozenset(p for p in TABLE1_ORDER if _goal(p).kind == "accuracy")
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """One published number: ``metric`` of ``agent`` ("gpt-4o" or "box", Box's Apprentice)
-    on ``env``/``goal`` with or without the prior, from ``table``."""
-
-    env: str
-    goal: str
-    agent: str
-    metric: str  # "before" | "after" | "after_comm" | "regret"
-    value: float
-    prior: bool = True
-    table: str = "1"
-    note: str = ""
-
-    @property
-    def provenance(self) -> Provenance:
-        """Where the number is: a cell of the paper's Table ``table``."""
-        prior = "" if self.prior else ", no prior"
-        where = (
-            f"Table {self.table}, row {self.env}/{self.goal}{prior}, col {self.agent} {self.metric}"
-        )
-        return Provenance(Kind.TABLE, where)
-
-
-_PAIRS = list(TABLE1_ORDER)
-_NaN = math.nan
-# Table 1, GPT-4o, prior: before / after 10 / after communication (– = not run).
-_TABLE1 = (
-    (0.31, 0.74, 0.74),
-    (-0.06, -0.06, _NaN),
-    (0.96, 1.24, 0.97),
-    (1.29, -0.15, _NaN),
-    (1.19, 0.46, 0.75),
-    (0.13, 1.64, _NaN),
-    (0.00, 0.00, -0.28),
-    (0.06, -0.09, -0.08),
-    (2.29, -0.65, -0.63),
-    (0.18, 0.27, 1.00),
-    (0.08, -0.45, -0.26),
-    (0.74, 0.82, 0.87),
-    (0.32, 0.44, 0.60),
-)
-# Table 2, Box's Apprentice, prior.
-_TABLE2 = {
-    ("hyperbolic_temporal_discount", "direct"): (0.66, 1.17, 0.66),
-    ("location_finding", "direct"): (0.99, 1.45, 1.18),
-    ("death_process", "direct"): (3.79, -1.02, 0.58),
-    ("irt", "direct"): (0.44, -0.12, -0.08),
-    ("dugongs", "direct"): (0.26, -0.08, -0.09),
-    ("peregrines", "direct"): (2.71, 0.04, 0.97),
-    ("survival", "direct"): (0.14, 0.55, 0.91),
-    ("moral_machines", "direct"): (0.97, 0.89, 0.56),
-}
-# Table 3, EI regret: (gpt-4o prior, gpt-4o no prior, box prior, box no prior).
-_TABLE3 = {
-    ("hyperbolic_temporal_discount", "direct"): (0.57, 0.61, 0.55, 0.62),
-    ("hyperbolic_temporal_discount", "discount"): (0.69, _NaN, _NaN, _NaN),
-    ("location_finding", "direct"): (15.3, 11.8, 12.6, 15.3),
-    ("location_finding", "source"): (16.8, _NaN, _NaN, _NaN),
-    ("death_process", "direct"): (0.037, 0.042, 0.029, 0.019),
-    ("death_process", "infection"): (0.108, _NaN, _NaN, _NaN),
-    ("irt", "direct"): (0.035, 0.031, 0.031, 0.033),
-    ("dugongs", "direct"): (0.20, 0.17, 0.19, 0.20),
-    ("peregrines", "direct"): (0.26, 0.38, 0.25, 0.66),
-    ("survival", "direct"): (0.084, 0.082, 0.079, 0.075),
-    ("emotion", "direct"): (0.538, _NaN, _NaN, _NaN),
-    ("moral_machines", "direct"): (0.046, _NaN, 0.045, _NaN),
-}
-_LOCATION_NOTE = "upstream EIG artefact; regrets clipped to [0, 50000] and divided by 1000"
-
-
-def _anchors() -> tuple[Anchor, ...]:
-    out: list[Anchor] = []
-    metrics = ("before", "after", "after_comm")
-    for (env, goal), values in zip(_PAIRS, _TABLE1, strict=True):
-        out += [Anchor(env, goal, "gpt-4o", m, v) for m, v in zip(metrics, values, strict=True)]
-    for (env, goal), values in _TABLE2.items():
-        out += [
-            Anchor(env, goal, "box", m, v, table="2") for m, v in zip(metrics, values, strict=True)
-        ]
-    for (env, goal), values in _TABLE3.items():
-        note = _LOCATION_NOTE if env == "location_finding" else ""
-        for (agent, prior), v in zip(
-            (("gpt-4o", True), ("gpt-4o", False), ("box", True), ("box", False)),
-            values,
-            strict=True,
-        ):
-            out.append(Anchor(env, goal, agent, "regret", v, prior, "3", note))
-    return tuple(a for a in out if not math.isnan(a.value))
-
-
-PUBLISHED: tuple[Anchor, ...] = _anchors()
-
-
-def published_table() -> pd.DataFrame:
-    """:data:`PUBLISHED` as a tidy table, with each number's provenance."""
-    import pandas as pd
-
-    return pd.DataFrame([{**asdict(a), **a.provenance.to_dict()} for a in PUBLISHED])
-
-
-def find_anchor(env: str, goal: str, agent: str, metric: str, prior: bool = True) -> float:
-    """The published value, or NaN when the paper has none."""
-    for a in PUBLISHED:
-        if (a.env, a.goal, a.agent, a.metric, a.prior) == (env, goal, agent, metric, prior):
-            return a.value
-    return math.nan
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -356,19 +241,57 @@ def pair_row(env: str, goal: str, records: Sequence[dict[str, Any]], errors: int
     return row
 
 
+#: Where the reasons for withheld paper numbers are explained at length.
+WITHHELD_DOC = "docs/boxinggym.md, 'Not comparable with the paper (fixed mode)'"
+#: Why a paper column of a no-prior row is empty (the paper has numbers we do not hold).
+NO_PRIOR_NOT_HELD = (
+    "not held: the paper's no-prior standardized errors are in its Tables 4-5 (with CIs), "
+    "which are not transcribed here (spec §16); Tables 1-2 are the prior condition"
+)
+
+
+def _paper_cell(
+    row: dict[str, Any], column: str, anchor: Anchor | None, withheld: str | None, shift: float
+) -> None:
+    """Fill ``row[column]`` from ``anchor`` with its provenance (:data:`ROW_KEY`), or leave
+    it NaN with why in :data:`EMPTY_KEY` when ``withheld`` (the paper's number is named)."""
+    row[column] = math.nan
+    if anchor is None:
+        return
+    prov = anchor.provenance
+    if withheld is not None:
+        row[EMPTY_KEY][column] = (
+            f"withheld: the paper prints {anchor.value:g} here ({prov.where}), but {withheld}; "
+            f"see {WITHHELD_DOC}"
+        )
+        return
+    row[column] = round(anchor.value + shift, 10)  # 0.66 - 1 is -0.34, not -0.33999...
+    if shift:  # the accuracy goals in fixed mode: the paper's 1 - z(acc) put on -z(acc)
+        where = f"{prov.where}, minus 1 (the paper's 1 − z(accuracy) on fixed mode's −z(accuracy))"
+        prov = Provenance(Kind.DERIVED, where)
+    row[ROW_KEY][column] = {**prov.to_dict(), "low": row[column], "high": None}
+
+
 def _with_published(row: dict[str, Any], prior: bool, fidelity: str) -> dict[str, Any]:
-    """The paper's numbers beside ``row``: NaN where the paper has none or where they are
-    not comparable (``paper_not_comparable`` then says why, metric by metric)."""
+    """The paper's numbers beside ``row``, each with its provenance in ``ROW_KEY``
+    (a shifted accuracy-goal number is ``derived``); NaN where the paper has none, where we
+    do not hold it (no prior) or where it is withheld as not comparable
+    (``paper_not_comparable`` says why metric by metric; ``EMPTY_KEY`` per column)."""
     env, goal = row["env"], row["goal"]
     shift = -1.0 if fidelity == "fixed" and (env, goal) in ACCURACY_GOALS else 0.0
     row["paper_shift"] = shift
     withheld = not_comparable(env, goal, fidelity)
+    row[ROW_KEY], row[EMPTY_KEY] = {}, {}
     for agent, prefix in (("gpt-4o", "paper"), ("box", "box")):
-        for metric in ("before", "after", "after_comm"):
-            value = find_anchor(env, goal, agent, metric) if prior else math.nan
-            row[f"{prefix}_{metric}"] = math.nan if metric in withheld else value + shift
-        regret = find_anchor(env, goal, agent, "regret", prior)
-        row[f"{prefix}_regret"] = math.nan if "regret" in withheld else regret
+        for metric in ("before", "after", "after_comm", "regret"):
+            column = f"{prefix}_{metric}"
+            anchor = anchor_of(env, goal, agent, metric, prior if metric == "regret" else True)
+            if not prior and metric != "regret":
+                anchor = None
+                if anchor_of(env, goal, agent, metric, True) is not None:
+                    row[EMPTY_KEY][column] = NO_PRIOR_NOT_HELD
+            cell_shift = shift if metric != "regret" else 0.0
+            _paper_cell(row, column, anchor, withheld.get(metric), cell_shift)
     row["paper_not_comparable"] = "; ".join(
         f"{metric}: {why}" for metric, why in grouped_reasons(withheld).items()
     )

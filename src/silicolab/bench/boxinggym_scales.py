@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from silicolab.bench.anchors import ROW_KEY
+
 
 def answer_health(records: Sequence[dict[str, Any]]) -> dict[str, int]:
     """How far the row's scores rest on the answers asked: ``unparsed_answers`` (over every
@@ -49,6 +51,12 @@ FIXED_SCORES_NOT_COMPARABLE: dict[tuple[str, str], str] = {
     ),
     ("death_process", "direct"): (
         "fixed mode's question names the time asked about; the paper's question did not"
+    ),
+    ("emotion", "direct"): (
+        "fixed mode scores the ratings for the prize the question names; the paper's "
+        "questions named that prize but scored the ratings for winning its index ($0, $1 or "
+        "$2), so other ratings (mean happiness 1.9 there, 5.8 here; sadness 5.3 and 2.5; "
+        "seeds 1-200), while the norm constants are the paper's"
     ),
 }
 #: Why no fixed-mode regret is printed beside the paper's (faithful mode reproduces it).
@@ -92,6 +100,16 @@ def table_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
                 line = f"paper regret not shown: {why}"
             if line not in lines:
                 lines.append(line)
+    shifted = [
+        f"{r.get('env')}/{r.get('goal')}"
+        for r in rows
+        if any(p.get("kind") == "derived" for p in (r.get(ROW_KEY) or {}).values())
+    ]
+    if shifted:
+        lines.append(
+            f"paper columns marked ‡ ({', '.join(shifted)}): the paper's 1 − z(accuracy) "
+            "minus 1, which is fixed mode's −z(accuracy)"
+        )
     unparsed = sum(int(row.get("unparsed_answers") or 0) for row in rows)
     degraded = sum(int(row.get("degraded_checkpoints") or 0) for row in rows)
     partial = sum(int(row.get("partial_episodes") or 0) for row in rows)

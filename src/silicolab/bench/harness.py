@@ -193,23 +193,33 @@ def mean(values: Sequence[Any]) -> float:
 
 #: Column prefixes of the published figures printed beside ours.
 PUBLISHED_PREFIXES = ("published_", "paper_", "box_")
+#: The key of a bench row that says, per published column, why it is empty when the paper
+#: is not simply silent: a number the bench *withholds* (it measures something else in this
+#: run's mode) or one the paper has but the bench does not hold. Read by :func:`null_reasons`.
+EMPTY_KEY = "published_empty"
+#: Why an empty published column is empty when the row does not say otherwise.
+NO_PUBLISHED_VALUE = "the published tables have no value for this row"
 
 
 def null_reasons(row: Mapping[str, Any]) -> dict[str, str]:
     """``{column: why it is empty}`` for every ``None`` figure of a bench row (strict JSON
     writes a missing or non-finite number as ``null``; the reason says which it was): a
-    published column the paper has no value for, a fallback column of a row without a
-    scored fallback graph, a unit that failed (its error), a row
-    whose every unit failed, or a summary with no finite value to summarize."""
+    published column the row's :data:`EMPTY_KEY` explains (withheld, or not held), else one
+    the paper has no value for; a fallback column of a row without a scored fallback graph,
+    a unit that failed (its error), a row whose every unit failed, or a summary with no
+    finite value to summarize."""
     error = str(row.get("error") or "").strip()
     done = next((row[k] for k in ("episodes", "seeds") if row.get(k) is not None), None)
     all_failed = done == 0 and bool(row.get("errors"))  # no unit of the row finished
+    explained = row.get(EMPTY_KEY) or {}
     reasons: dict[str, str] = {}
     for column, value in row.items():
-        if value is not None or column in ("error", "null_reasons"):
+        if value is not None or column in ("error", "null_reasons", EMPTY_KEY):
             continue
-        if column.startswith(PUBLISHED_PREFIXES) or column == "match":
-            reasons[column] = "the published tables have no value for this row"
+        if column in explained:
+            reasons[column] = str(explained[column])
+        elif column.startswith(PUBLISHED_PREFIXES) or column == "match":
+            reasons[column] = NO_PUBLISHED_VALUE
         elif column.startswith("fallback"):
             reasons[column] = "no fallback graph was scored for this row"
         elif error:
@@ -229,7 +239,9 @@ def positive_int(value: Any, name: str) -> int:
 
 
 __all__ = [
+    "EMPTY_KEY",
     "LOCAL",
+    "NO_PUBLISHED_VALUE",
     "EpisodeGroup",
     "ExecutorChoice",
     "arun_episode_groups",

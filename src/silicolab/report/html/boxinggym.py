@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from silicolab.report.bench import BOXINGGYM_COLUMNS
+from silicolab.report.bench import BOXINGGYM_COLUMNS, legend_text, shown_rows
 from silicolab.report.html.blocks import Code, Columns, Facts, Fold, Page, Section, Table, Text
 from silicolab.report.html.figures import line_chart, new_figure
 from silicolab.report.html.source import RunSource, health_fold, rows_table
@@ -25,8 +25,11 @@ def build(src: RunSource) -> Page:
     episodes = _records(src)
     health = health_fold(record.get("health"))
     columns = (*BOXINGGYM_COLUMNS, ("after_comm", "after comm."), ("paper_after_comm", "paper"))
+    shown, legend = shown_rows(rows)  # paper numbers marked by provenance (‡: on our scale)
+    results = [rows_table(shown, columns, highlight=ANCHORS)]
+    results += [Text(line, muted=True) for line in legend_text(legend).splitlines()]
     sections = [
-        Section("Results", "results", [rows_table(rows, columns, highlight=ANCHORS), *health]),
+        Section("Results", "results", [*results, *health]),
         Section("Error over budgets", "budgets", _budgets(src, episodes, random_designer(src))),
         Section("Episodes", "episodes", _episodes(src, episodes)),
     ]

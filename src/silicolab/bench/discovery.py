@@ -103,14 +103,17 @@ def _row(method: str, dataset: str, result: Any, truth: Any, model: Any) -> dict
 @dataclass(frozen=True, kw_only=True)
 class DiscoveryBench:
     """What to run: each of ``methods`` on each of ``datasets`` (``method_params`` maps a
-    method to extra parameters, as sorted pairs), ``jobs`` units at a time. Validated on
-    construction; :meth:`build` takes friendlier values."""
+    method to extra parameters, as sorted pairs), ``jobs`` units at a time; ``fidelity``
+    goes to the MAC methods with debaters (:data:`~silicolab.discovery.mac.DEBATE_METHODS`):
+    ``"faithful"`` (default) the paper's debater instructions, ``"fixed"`` ours. Validated
+    on construction; :meth:`build` takes friendlier values."""
 
     methods: tuple[str, ...]
     datasets: tuple[str, ...] = DATASETS
     jobs: int = 1
     executor: ExecutorChoice = LOCAL
     method_params: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    fidelity: str = "faithful"
 
     def __post_init__(self) -> None:
         if isinstance(self.methods, str) or isinstance(self.datasets, str):
@@ -126,6 +129,16 @@ class DiscoveryBench:
                 f"method_params names method(s) {stray} that are not in {list(self.methods)}"
             )
         positive_int(self.jobs, "jobs")
+        from silicolab.envs import check_fidelity
+
+        check_fidelity(self.fidelity)
+        given = sorted(m for m, p in self.method_params if "fidelity" in dict(p))
+        if given:
+            raise InputError(
+                f"method_params gives fidelity for {given}; give it once as fidelity= "
+                "(it goes to every method with debaters)",
+                params=("method_params", "fidelity"),
+            )
 
     @classmethod
     def build(
@@ -136,12 +149,18 @@ class DiscoveryBench:
         jobs: int = 1,
         method_params: Mapping[str, Mapping[str, Any]] | None = None,
         executor: ExecutorChoice = LOCAL,
+        fidelity: str = "faithful",
     ) -> DiscoveryBench:
         params = tuple(
             sorted((m, tuple(sorted(p.items()))) for m, p in (method_params or {}).items())
         )
         return cls(
-            methods=methods, datasets=datasets, jobs=jobs, method_params=params, executor=executor
+            methods=methods,
+            datasets=datasets,
+            jobs=jobs,
+            method_params=params,
+            executor=executor,
+            fidelity=fidelity,
         )  # type: ignore[arg-type]
 
     def params(self, method: str) -> dict[str, Any]:
@@ -177,10 +196,13 @@ def run_statistical_unit(unit: DiscoveryUnit) -> dict[str, Any]:
 
 async def _run_llm_unit(unit: DiscoveryUnit, model: Any) -> dict[str, Any]:
     from silicolab.discovery import datasets, registry
+    from silicolab.discovery.mac import DEBATE_METHODS
 
     ds = datasets.load(unit.dataset)
     fn = registry.get(unit.method)
     kwargs = unit.bench.params(unit.method)
+    if unit.method in DEBATE_METHODS:  # the debaters' instructions: the paper's or ours
+        kwargs["fidelity"] = unit.bench.fidelity
     accepted = inspect.signature(fn).parameters
     open_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     for name, value in (("description", ds.description), ("variables", ds.variables)):
@@ -190,7 +212,10 @@ async def _run_llm_unit(unit: DiscoveryUnit, model: Any) -> dict[str, Any]:
         result = await fn(ds.data, model=model, **kwargs)
     else:  # a sync wrapper may run its own event loop, so keep it off this one
         result = await asyncio.to_thread(fn, ds.data, model=model, **kwargs)
-    return _row(unit.method, unit.dataset, result, ds.truth, model)
+    row = _row(unit.method, unit.dataset, result, ds.truth, model)
+    if "fidelity" in kwargs:  # the debaters' instructions this row was run with
+        row["fidelity"] = kwargs["fidelity"]
+    return row
 
 
 def _with_published(row: dict[str, Any], model: Any) -> dict[str, Any]:
@@ -251,7 +276,7 @@ async def arun_discovery(
         results = await arun_units(
             llm,
             functools.partial(_run_llm_unit, model=model),
-            key=lambda u: f"{u.method}[{label}]/{u.dataset}",
+            key=lambda u: f"{u.method}[{label}{_fidelity_tag(u)}]/{u.dataset}",
             jobs=bench.jobs,
             run=run,
             description="discovery (LLM)",
@@ -267,6 +292,16 @@ async def arun_discovery(
     frame = pd.DataFrame(table)
     frame.attrs["health"] = RunHealth.of(health)
     return frame
+
+
+def _fidelity_tag(unit: DiscoveryUnit) -> str:
+    """What a unit key adds for fixed-fidelity debaters (faithful keys stay as they were
+    before ``fidelity`` existed, so older runs resume), so a run never reuses one
+    fidelity's result for the other."""
+    from silicolab.discovery.mac import DEBATE_METHODS
+
+    fixed = unit.method in DEBATE_METHODS and unit.bench.fidelity != "faithful"
+    return f"|{unit.bench.fidelity}" if fixed else ""
 
 
 def _llm_health(result: Any) -> UnitHealth:
@@ -313,6 +348,7 @@ def run_discovery_bench(
     run: EventLog | None = None,
     jobs: int = 1,
     method_params: Mapping[str, Mapping[str, Any]] | None = None,
+    fidelity: str = "faithful",
 ) -> pd.DataFrame:
     """Run each method on each dataset and return one row per (method, dataset): our
     ``shd``/``nhd``/``nhd_truncated``/``f1``/``runtime_s``/``tokens``, the published
@@ -321,9 +357,14 @@ def run_discovery_bench(
 
     ``model`` is passed to LLM methods; ``method_params`` maps a method to extra
     parameters (e.g. ``{"exact": {"scp_orientation_quirk": True}}``); ``run`` makes the
-    bench resumable; ``jobs`` bounds the parallel units.
+    bench resumable; ``jobs`` bounds the parallel units. ``fidelity`` goes to the MAC
+    methods with debaters (meta-debate, debate-coding and the hybrids): ``"faithful"`` the
+    paper's debater instructions (the default, as the methods'), ``"fixed"`` ours; their
+    rows record it in ``fidelity``.
     """
-    bench = DiscoveryBench.build(methods, datasets, jobs=jobs, method_params=method_params)
+    bench = DiscoveryBench.build(
+        methods, datasets, jobs=jobs, method_params=method_params, fidelity=fidelity
+    )
     for method in bench.methods:  # unknown names fail before any work
         from silicolab.discovery import registry
 

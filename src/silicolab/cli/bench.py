@@ -228,7 +228,10 @@ def run_bench_discovery(
 
         methods = split_list(s["methods"], "methods")
         datasets = DATASETS if s["datasets"] == "all" else split_list(s["datasets"], "datasets")
-        return DiscoveryBench.build(methods, datasets, jobs=jobs, executor=executor)
+        fidelity = s.get("fidelity", "faithful")  # runs stored before --fidelity: faithful
+        return DiscoveryBench.build(
+            methods, datasets, jobs=jobs, executor=executor, fidelity=fidelity
+        )
 
     def check(s: dict[str, Any]) -> None:
         from silicolab.discovery import registry

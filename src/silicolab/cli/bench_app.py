@@ -49,6 +49,13 @@ def bench_discovery(
     jobs: JobsOpt = 2,
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
+    fidelity: Annotated[
+        str,
+        typer.Option(
+            help="MAC debaters (meta-debate, debate-coding, hybrids): faithful (the paper's "
+            "instructions) or fixed (ours; docs/mac.md)."
+        ),
+    ] = "faithful",
     resume: LatestResumeOpt = False,
     retry_failed: RetryFailedOpt = False,
     runs_dir: RunsDirOpt = None,
@@ -64,7 +71,7 @@ def bench_discovery(
     from silicolab.cli.bench import run_bench_discovery
 
     run_bench_discovery(
-        settings={"methods": methods, "datasets": datasets, "model": model},
+        settings={"methods": methods, "datasets": datasets, "model": model, "fidelity": fidelity},
         **_bench_flow(ctx, config, base_url, api_key_env, jobs, resume, runs_dir, json_out),
     )
 

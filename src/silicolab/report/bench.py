@@ -18,6 +18,8 @@ DISCOVERY_COLUMNS: tuple[Column, ...] = (
     ("method", "method"),
     ("dataset", "dataset"),
     ("model", "model"),
+    # Shown only when a MAC method with debaters ran: "faithful" (the paper's) or "fixed".
+    ("fidelity", "debaters"),
     ("shd", "SHD"),
     ("nhd_truncated", "NHD"),
     ("published_shd", "paper SHD"),

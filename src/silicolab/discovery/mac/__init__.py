@@ -36,7 +36,14 @@ from silicolab.discovery.mac.kbci import allm_kbci
 from silicolab.discovery.mac.single import asingle_agent, single_agent
 from silicolab.discovery.registry import register
 
+#: The registered methods whose debaters take ``fidelity`` ("faithful": the paper's
+#: instructions, "fixed": ours; :data:`~silicolab.discovery.mac.panel.DEBATER_INSTRUCTIONS`).
+DEBATE_METHODS = frozenset(
+    {"mac_meta_debate", "mac_debate_coding", "mac_coding_debating", "mac_debating_coding"}
+)
+
 __all__ = [
+    "DEBATE_METHODS",
     "acoding_then_debating",
     "adebate_coding",
     "adebating_then_coding",

@@ -49,6 +49,8 @@ CAUSALAB_COLUMNS: tuple[Column, ...] = (
     ("weight_terms_f1", "terms F1"),
     ("root_f1", "root F1"),
     ("budget_used", "used"),
+    # ours, not a paper metric (no paper column beside it): see FORMULA_NOTE
+    ("formula_hit", "formula ≤5 Hz % (ours)"),
 )
 #: (column, heading) of the printed BoxingGym comparison.
 BOXINGGYM_COLUMNS: tuple[Column, ...] = (
@@ -184,6 +186,8 @@ def causalab_view(
 ) -> BenchView:
     """The CausaLab table; ``regime`` adds the anchors of one of the paper's scaling
     regimes (:func:`silicolab.bench.causalab.regime_summary`)."""
+    from silicolab.bench.causalab import FORMULA_NOTE
+
     compared = ", ".join(sorted({str(m) for m in table.get("published_model", []) if m}))
     columns = CAUSALAB_COLUMNS + ((("tokens", "tokens/ep"),) if with_tokens else ())
     return BenchView(
@@ -192,6 +196,7 @@ def causalab_view(
         columns,
         note=f"Paper columns: {compared or 'no published numbers for these suites'}.",
         regime=regime,
+        footnotes=(f"{FORMULA_NOTE}.",),
     )
 
 

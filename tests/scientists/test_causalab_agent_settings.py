@@ -79,14 +79,16 @@ async def test_the_server_receives_the_modes_sampling(llm_server_factory, fideli
     assert record.success
     bodies = server.stats.requests_log
     assert bodies and len(bodies) == record.usage["calls"]
-    steps = [b for b in bodies if b["messages"][0]["role"] == "user"]
+    graph = [b for b in bodies if "<final_hypothesis>" in b["messages"][0]["content"]]
+    steps = [b for b in bodies if b["messages"][0]["role"] == "user" and b not in graph]
     assert len(steps) == len(record.steps)
     for body in steps:
         assert {k: body.get(k) for k in sent} == sent
-    # the faithful re-evaluation: same sampling, upstream's escalating token caps
+    # the faithful re-evaluation (roots, then the graph): same sampling, upstream's
+    # escalating token caps
     reeval = [b for b in bodies if b["messages"][0]["role"] == "system"]
-    assert len(reeval) == (fidelity == "faithful")
-    for body in reeval:
+    assert len(reeval) == len(graph) == (fidelity == "faithful")
+    for body in reeval + graph:
         assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.1, 0.95, 1200)
     assert record.agent_settings["temperature"] == sent["temperature"]
     assert record.agent_settings["top_p"] == sent["top_p"]

@@ -75,12 +75,19 @@ class Oracle:
         return {"action": "TALK", "arg1": 102 if lab.budget_used else 101}
 
     def answer(self, messages: list[dict[str, str]]) -> str:
+        if "<final_hypothesis>" in messages[0]["content"]:  # the graph re-evaluation (Task-2)
+            return self.restate(messages[0]["content"])
         self.prompts.append(messages)
         screen = messages[0]["content"].split("## Current screen", 1)[1]
         action = self.next_action(screen)
         if self.bad_first and len(self.prompts) == 1:
             return self.record(action, extra_edge=("viscosity", TARGET))
         return self.record(action)
+
+    def restate(self, prompt: str) -> str:
+        """Task-2's answer: the final hypothesis shown, unchanged (as it asks)."""
+        shown = prompt.split("<final_hypothesis>", 1)[1].split("</final_hypothesis>", 1)[0]
+        return json.dumps(json.loads(shown))
 
     def scripted(self, request: Any) -> str:
         return self.answer(list(request.messages))

@@ -21,7 +21,7 @@ from silicolab.envs.base import SCHEMA_VERSION
 from silicolab.envs.causalab.dsl import Hypothesis
 from silicolab.envs.causalab.metrics import score_episode
 from silicolab.envs.causalab.suite import TARGET
-from silicolab.scientists.causalab.reeval import apply_root_reeval
+from silicolab.scientists.causalab.reeval import apply_graph_reeval, apply_root_reeval
 
 if TYPE_CHECKING:
     from silicolab.envs.causalab.lab import CrystalLab
@@ -87,6 +87,8 @@ class EpisodeTrace:
         self.agent_settings: dict[str, Any] = {"fidelity": str(lab.fidelity)}
         #: The root-node re-evaluation's outcome, when the agent ran one (``reeval.py``).
         self.reeval: dict[str, Any] | None = None
+        #: The graph re-evaluation's (Task-2) outcome, when the agent ran one.
+        self.reeval_graph: dict[str, Any] | None = None
         self._commit: Hypothesis | None = None
         self._committed = False
 
@@ -153,9 +155,10 @@ class CausaLabRecord:
     ``solvable`` is False only when the faithful reactor's 10 kHz clamp puts the target out
     of reach; ``metrics`` is ``score_episode``'s flat dict; ``usage`` counts this episode's
     LLM calls and tokens (empty counts for agents without a model); ``agent_settings`` the
-    settings the agent played with (sampling, history, prompt variant, fidelity) and
+    settings the agent played with (sampling, history, prompt variant, fidelity),
     ``reeval`` the root-node re-evaluation's outcome when one ran (its roots then give
-    ``metrics["root_*"]``)."""
+    ``metrics["root_*"]``) and ``reeval_graph`` the graph re-evaluation's (its graph then
+    gives the edge, SHD and weight metrics; the final hypothesis's stay as ``*_source_only``)."""
 
     suite: str
     index: int
@@ -181,6 +184,7 @@ class CausaLabRecord:
     schema_version: str = SCHEMA_VERSION
     agent_settings: dict[str, Any] | None = None
     reeval: dict[str, Any] | None = None
+    reeval_graph: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data (steps as dicts)."""
@@ -268,6 +272,8 @@ async def aplay_episode(
             lab.reactor_properties(),
             float(lab.target_frequency),
         )
+    if trace.reeval_graph is not None:
+        apply_graph_reeval(metrics, trace.reeval_graph, config)
     return CausaLabRecord(
         suite=config.suite,
         index=index_of(config.graph_id) if index is None else index,
@@ -292,6 +298,7 @@ async def aplay_episode(
         stop_reason=trace.stop_reason or ("success" if lab.success else "done"),
         agent_settings=dict(trace.agent_settings),
         reeval=trace.reeval,
+        reeval_graph=trace.reeval_graph,
     )
 
 

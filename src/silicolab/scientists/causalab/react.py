@@ -34,7 +34,7 @@ from silicolab.envs.causalab.dsl import repair_message as dsl_repair_message
 from silicolab.envs.causalab.suite import TARGET
 from silicolab.llm import LanguageModel, load_model
 from silicolab.scientists.causalab.episode import EpisodeTrace, StepRecord, excerpt
-from silicolab.scientists.causalab.reeval import phase1_context, root_reeval
+from silicolab.scientists.causalab.reeval import graph_reeval, phase1_context, root_reeval
 from silicolab.scientists.causalab.settings import (
     AgentSettings,
     agent_settings,
@@ -191,6 +191,8 @@ class ReactScientist:
             trace.stop_reason = "success" if lab.success else "done"
         if settings.root_reeval and phase1_context(prompts):
             await self._reeval(settings, phase1_context(prompts), trace)
+        if settings.root_reeval:  # Task-2 needs only the final hypothesis
+            await self._reeval_graph(settings, trace)
 
     async def _reeval(
         self, settings: AgentSettings, phase1_prompt: str, trace: EpisodeTrace
@@ -200,11 +202,25 @@ class ReactScientist:
         outcome, completions = await root_reeval(
             self.model, settings, phase1_prompt, seed=self.seed, tag=self.tag
         )
+        self._note_calls(trace, completions, "reeval_calls")
+        trace.reeval = outcome
+
+    async def _reeval_graph(self, settings: AgentSettings, trace: EpisodeTrace) -> None:
+        """The paper's graph re-evaluation (Task-2, :mod:`.reeval`) of the final
+        hypothesis; counted like the root one (``reeval_graph_calls``)."""
+        final = trace.final_hypothesis.to_dict()
+        outcome, completions = await graph_reeval(
+            self.model, settings, final, seed=self.seed, tag=self.tag
+        )
+        self._note_calls(trace, completions, "reeval_graph_calls")
+        trace.reeval_graph = outcome
+
+    @staticmethod
+    def _note_calls(trace: EpisodeTrace, completions: list[Any], counter: str) -> None:
         for completion in completions:
             usage = completion.usage
             trace.note_usage(usage.input_tokens, usage.output_tokens, completion.cached)
-        trace.usage["reeval_calls"] = len(completions)
-        trace.reeval = outcome
+        trace.usage[counter] = len(completions)
 
     def _execute(
         self, lab: CrystalLab, state: DSLState, reply: Reply, trace: EpisodeTrace, kind: str

@@ -48,7 +48,7 @@ def test_intervention_only_has_no_numbers_and_a_bad_regime_is_one_line(tmp_path:
     assert "the paper gives no numbers for this regime" in out.stdout
     bad = run([*BENCH, "--regime", "interventions"], tmp_path)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
-    assert "--regime 'interventions'" in bad.stderr and "observation-only" in bad.stderr
+    assert "--regime interventions: use one of" in bad.stderr and "observation-only" in bad.stderr
 
 
 def test_a_scaling_setting_runs_and_is_compared_only_with_its_regime(tmp_path: Path) -> None:

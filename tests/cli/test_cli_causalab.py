@@ -67,8 +67,8 @@ def test_bench_causalab_resume_uses_the_stored_settings(tmp_path: Path) -> None:
 
 def test_bench_causalab_checks_fixed_values_before_any_run_dir(tmp_path: Path) -> None:
     for args, fragment in [
-        (["--verify", "sometimes"], "--verify 'sometimes'"),
-        (["--fidelity", "exact"], "--fidelity 'exact'"),
+        (["--verify", "sometimes"], "--verify sometimes: use one of"),
+        (["--fidelity", "exact"], "--fidelity exact: use one of"),
     ]:
         out = run(["bench", "causalab", "--runs-dir", "runs", *args], tmp_path)
         assert out.returncode == 2 and fragment in out.stderr, out.stderr

@@ -1,15 +1,15 @@
 """``silicolab bench ...``: the benchmark suites, run resumably beside the published numbers.
 
-One module per command group (``app.py`` joins them). Every bench command shares one flow
-(``cli.bench``: options checked, run opened or resumed, health reported); the commands
-here only name their settings. Heavy imports happen inside the commands, so
+One module per command group (``app.py`` joins them). Every bench command is a thin layer
+over :func:`silicolab.api.run_bench` (``cli.bench``: the typed options passed on, the
+result printed); the commands here only declare their options, whose defaults are the
+facade's (a test checks they agree). Heavy imports happen inside the commands, so
 ``silicolab --help`` stays fast.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -68,12 +68,9 @@ def bench_discovery(
     reproduce its rows; exact is the correctly oriented search, reported as our own row.
     Add LLM methods (mac_meta_debate, mac_debate_coding, ...) with --model.
     """
-    from silicolab.cli.bench import run_bench_discovery
+    from silicolab.cli.bench import run_bench_command
 
-    run_bench_discovery(
-        settings={"methods": methods, "datasets": datasets, "model": model, "fidelity": fidelity},
-        **_bench_flow(ctx, config, base_url, api_key_env, jobs, resume, runs_dir, json_out),
-    )
+    run_bench_command("discovery", ctx)
 
 
 @bench_app.command("causalab")
@@ -138,15 +135,9 @@ def bench_causalab(
 ) -> None:
     """CausaLab crystal-lab episodes: task accuracy, edge F1, SHD, weight and root F1,
     beside the CausaLab paper's numbers for the same suite."""
-    from silicolab.cli.bench_causalab import run_bench_causalab
+    from silicolab.cli.bench import run_bench_command
 
-    settings = {"suite": suite, "agent": agent, "model": model, "episodes": episodes}
-    settings.update(verify=verify, fidelity=fidelity, seed=seed, regime=regime)
-    settings.update(observations=observations, interventions=interventions)
-    run_bench_causalab(
-        settings=settings,
-        **_bench_flow(ctx, config, base_url, api_key_env, jobs, resume, runs_dir, json_out),
-    )
+    run_bench_command("causalab", ctx)
 
 
 @bench_app.command("boxinggym")
@@ -204,14 +195,9 @@ def bench_boxinggym(
 ) -> None:
     """BoxingGym: 10 steps of experimental design per goal, standardized error before and
     after, EI regret, beside the BoxingGym paper's Tables 1-3."""
-    from silicolab.cli.bench import run_bench_boxinggym
+    from silicolab.cli.bench import run_bench_command
 
-    settings = {"env": env, "agent": agent, "model": model, "seeds": seeds, "prior": prior}
-    settings.update(communicate=communicate, participant_model=participant_model, fidelity=fidelity)
-    run_bench_boxinggym(
-        settings=settings,
-        **_bench_flow(ctx, config, base_url, api_key_env, jobs, resume, runs_dir, json_out),
-    )
+    run_bench_command("boxinggym", ctx)
 
 
 @bench_app.command("episodes")
@@ -237,41 +223,6 @@ def bench_episodes(
 ) -> None:
     """Episodes of any registered environment family: the mean of each environment's
     headline scores and health counters (no published anchors)."""
-    from silicolab.cli.bench import run_bench_episodes
+    from silicolab.cli.bench import run_bench_command
 
-    run_bench_episodes(
-        settings={"env": env, "agent": agent, "model": model, "seeds": seeds},
-        **_bench_flow(ctx, config, base_url, api_key_env, jobs, resume, runs_dir, json_out),
-    )
-
-
-def _bench_flow(
-    ctx: typer.Context,
-    config: Path | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    jobs: int,
-    resume: bool,
-    runs_dir: Path | None,
-    json_out: bool,
-) -> dict[str, Any]:
-    """The options every bench command passes on, with the names the user typed; the
-    executor (``--executor``, ``--ray-address``) is checked before any run directory exists
-    and, like ``--jobs`` and ``--yes``, is not a stored setting: it changes how units run,
-    not results."""
-    from silicolab.cli.bench import Connection, typed_options
-    from silicolab.runtime.choice import ExecutorChoice
-
-    executor = ExecutorChoice(ctx.params["executor"], ctx.params["ray_address"]).check()
-    return {
-        "connection": Connection(config, base_url, api_key_env),
-        "jobs": jobs,
-        "yes": bool(ctx.params.get("yes", False)),
-        "executor": executor,
-        "explicit": typed_options(ctx),
-        "resume": resume,
-        "retry_failed": ctx.params["retry_failed"],
-        "runs_dir": runs_dir,
-        "config": config,
-        "json_out": json_out,
-    }
+    run_bench_command("episodes", ctx)

@@ -18,6 +18,10 @@ FLAGS: dict[str, str] = {
     "prior": "--prior|--no-prior",
     "runs_dir": "--runs-dir",
     "model": "--model",
+    "scientist": "--agent",
+    "suites": "--suite",
+    "goals": "--env",
+    "envs": "--env",
 }
 
 _VALUE = r"""(?:'(?P<q1>[^']*)'|"(?P<q2>[^"]*)"|(?P<bare>[^\s,;:)]*))"""

@@ -78,6 +78,14 @@ class EnvSpec:
         raise InputError(f"{self.id} has goals {[g.name for g in self.goals]}; got {name!r}")
 
 
+def env_repr(env: Any, env_id: str, **settings: Any) -> str:
+    """A short ``repr`` of an environment: its class, id and key ``settings`` (never its
+    hidden truth), e.g. ``CrystalLab(id='causalab', graph='4nodes_0', seed=1)``."""
+    made = getattr(env, "spec", None)
+    shown = {"id": made.id if isinstance(made, EnvSpec) else env_id, **settings}
+    return f"{type(env).__name__}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+
+
 @runtime_checkable
 class Env(Protocol):
     """What every environment offers, whatever its family.
@@ -109,4 +117,5 @@ __all__ = [
     "GoalSpec",
     "InvalidAction",
     "check_fidelity",
+    "env_repr",
 ]

@@ -23,8 +23,10 @@ from silicolab.envs.base import SCHEMA_VERSION
 from silicolab.runs.health import UnitHealth
 from silicolab.scientists.base import family_of
 
+_REPR_SCORES = 3  # scores shown in an EpisodeRecord's repr
 
-@dataclass(kw_only=True)
+
+@dataclass(kw_only=True, repr=False)
 class EpisodeRecord:
     """One episode: which environment, scientist, model and seed; how many steps it took;
     its headline ``scores``; its :class:`~silicolab.runs.UnitHealth` counters; the LLM
@@ -43,6 +45,18 @@ class EpisodeRecord:
     runtime_s: float = 0.0
     detail: dict[str, Any] = field(default_factory=dict)
     schema_version: str = SCHEMA_VERSION
+
+    def __repr__(self) -> str:
+        """A few lines' worth: who played what, how long, the first scores (``detail``, the
+        whole family record, is left out)."""
+        scores = list(self.scores.items())
+        shown = ", ".join(f"{k!r}: {v:.4g}" for k, v in scores[:_REPR_SCORES])
+        more = f", … {len(scores) - _REPR_SCORES} more" if len(scores) > _REPR_SCORES else ""
+        return (
+            f"EpisodeRecord(env={self.env!r}, scientist={self.scientist!r}, seed={self.seed!r}, "
+            f"steps={self.steps}, scores={{{shown}{more}}}, "
+            f"failed_steps={self.health.failed_steps})"
+        )
 
     def header(self) -> dict[str, Any]:
         """Every field but ``detail``, JSON-ready."""

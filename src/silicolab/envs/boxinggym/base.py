@@ -323,6 +323,15 @@ class BoxingEnv(ABC):
         return nmc_single(self, design, outer, inner, estimator=estimator, rng=rng)
 
     # records ----------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        from silicolab.envs.base import env_repr
+
+        goal = getattr(getattr(self, "goal", None), "name", None)
+        return env_repr(
+            self, f"boxinggym/{self.name}", goal=goal, prior=self.include_prior,
+            fidelity=self.fidelity, seed=self.seed,
+        )  # fmt: skip
+
     def params(self) -> dict[str, Any]:
         """The env's configuration constants (for records): :attr:`param_names`."""
         return {name: getattr(self, name) for name in self.param_names}

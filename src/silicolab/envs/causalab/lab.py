@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from silicolab.core.errors import InputError
 from silicolab.core.seeding import rng
-from silicolab.envs.base import EnvSpec, Fidelity
+from silicolab.envs.base import EnvSpec, Fidelity, env_repr
 from silicolab.envs.causalab.episode_setup import (
     as_number,
     check_options,
@@ -109,6 +109,13 @@ class CrystalLab:
             default_max_env_steps(config, self.budget) if max_env_steps is None else max_env_steps
         )
         self.reset()
+
+    def __repr__(self) -> str:
+        config = self.config
+        return env_repr(
+            self, "causalab", graph=config.graph_id, suite=config.suite,
+            nodes=len(config.nodes), fidelity=self.fidelity, seed=self.seed, budget=self.budget,
+        )  # fmt: skip
 
     # -- instances -----------------------------------------------------------------------
 

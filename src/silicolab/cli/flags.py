@@ -18,6 +18,9 @@ FLAGS: dict[str, str] = {
     "prior": "--prior|--no-prior",
     "runs_dir": "--runs-dir",
     "model": "--model",
+    "simulation": "NAME",
+    "params": "--param",
+    "truth": "--truth-edges",
 }
 
 _VALUE = r"""(?:'(?P<q1>[^']*)'|"(?P<q2>[^"]*)"|(?P<bare>[^\s,;:)]*))"""

@@ -105,6 +105,12 @@ def test_a_dataframe_with_its_truth_and_the_graph_it_returns(tmp_path: Path) -> 
     assert config["frame"]["rows"] == 2000 and config["frame"]["columns"] == ["a", "b", "c"]
     same = sl.discover(_chain(), "direct_lingam", truth=["a->b", "b->c"], runs_dir=tmp_path)
     assert same.scores == result.scores and same.edges == result.edges
+    (tmp_path / "truth.csv").write_text("cause,effect\na,b\nb,c\n")
+    from_file = sl.discover(_chain(), "direct_lingam", truth=tmp_path / "truth.csv",
+                            runs_dir=tmp_path)  # fmt: skip
+    assert from_file.scores == result.scores and from_file.record["truth"] == {
+        "edges": [["a", "b"], ["b", "c"]]
+    }
 
 
 def test_a_csv_file_gives_the_numbers_of_the_command_line(tmp_path: Path) -> None:

@@ -153,7 +153,11 @@ class DiscoveryResult(Shown):
         scores = self.scores or {}
         picked = [(k, scores[k]) for k in ("shd", "nhd", "f1") if k in scores]
         counts = [(k, len(self.edges.get(k) or ())) for k in ("directed", "undirected")]
-        facts = [("method", self.method), ("dataset", self.dataset), ("status", self.status)]
+        facts: list[tuple[str, Any]] = [
+            ("method", self.method),
+            ("dataset", self.dataset),
+            ("status", self.status),
+        ]
         if self.fallback:
             facts.append(("fallback", self.fallback.get("algorithm")))
         return [*facts, *picked, *counts, ("run_dir", self.run_dir)]
@@ -248,6 +252,10 @@ def _settings(
         path = str(data)
     named_file = isinstance(truth, Path) or (isinstance(truth, str) and _file_like(truth))
     truth_path = str(truth) if named_file else None
+    if frame is not None and truth_path is not None:  # a DataFrame's truth is stored as edges
+        from silicolab.discovery.datasets import _read_truth
+
+        truth, truth_path = _read_truth(Path(truth_path), [str(c) for c in frame.columns]), None
     settings: dict[str, Any] = {
         "method": method,
         "dataset": dataset,

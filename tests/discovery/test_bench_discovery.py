@@ -17,7 +17,7 @@ from silicolab.bench.discovery import (
 )
 from silicolab.core.errors import InputError
 from silicolab.discovery import load, registry
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import GraphResult
 from silicolab.llm import load_model
 from silicolab.runs import Run
 from silicolab.scm.graph import CausalGraph
@@ -88,7 +88,7 @@ def test_resume_restores_finished_units(tmp_path):
 def _scripted_llm_method(data, *, model, knowledge=None, description="", variables=None):
     """A stand-in LLM method: returns the empty graph and a fixed token bill."""
     assert description and variables and set(variables) == set(data.columns)
-    return DiscoveryResult(
+    return GraphResult(
         method="bench_test_llm",
         graph=CausalGraph(list(data.columns)),
         usage={"input_tokens": 100, "output_tokens": 20, "model": model},

@@ -7,7 +7,7 @@ import pytest
 from silicolab.core.errors import InputError
 from silicolab.discovery import statistical
 from silicolab.discovery.datasets import load
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import GraphResult
 from silicolab.discovery.scoring import score
 from silicolab.scm.graph import CausalGraph
 from silicolab.scm.partial_graph import PartialGraph
@@ -56,7 +56,7 @@ def test_nhd_is_truncated_not_rounded():
 
 
 def test_accepts_results_and_rejects_mismatches():
-    result = DiscoveryResult(method="hand", graph=TRUTH)
+    result = GraphResult(method="hand", graph=TRUTH)
     assert score(result, TRUTH)["shd"] == 0
     with pytest.raises(InputError, match="same variables"):
         score(CausalGraph(["a", "b"], [("a", "b")]), TRUTH)

@@ -12,7 +12,7 @@ import pytest
 from silicolab.core.errors import InputError
 from silicolab.discovery import registry, statistical
 from silicolab.discovery.datasets import load
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import GraphResult
 from silicolab.discovery.scoring import score
 from silicolab.scm.graph import CausalGraph
 from silicolab.scm.partial_graph import PartialGraph
@@ -33,7 +33,7 @@ def sachs():
     return load("sachs")
 
 
-def cells(result: DiscoveryResult, truth: CausalGraph) -> tuple[int, float]:
+def cells(result: GraphResult, truth: CausalGraph) -> tuple[int, float]:
     s = score(result, truth)
     return s["shd"], s["nhd_truncated"]
 
@@ -145,7 +145,7 @@ def test_fci_keeps_circle_marks_and_prints_nothing(collider, capsys):
     assert {"u": "X0", "v": "X1", "mark_u": "circle", "mark_v": "arrow"} in record["edges"][
         "marked"
     ]
-    assert DiscoveryResult.from_dict(json.loads(json.dumps(record))).graph == result.graph
+    assert GraphResult.from_dict(json.loads(json.dumps(record))).graph == result.graph
 
 
 def test_cdnod_context_column_and_array(collider):
@@ -206,10 +206,10 @@ def test_result_round_trips_through_json(dwd):
     record = json.loads(json.dumps(result.to_dict()))
     assert record["schema_version"] == 1
     assert record["edges"]["undirected"] == [["Sunshine", "Latitude"]]
-    back = DiscoveryResult.from_dict(record)
+    back = GraphResult.from_dict(record)
     assert back.graph == result.graph and back.params == result.params and back.raw is None
     with pytest.raises(InputError, match="to_dict"):
-        DiscoveryResult.from_dict({"method": "pc"})
+        GraphResult.from_dict({"method": "pc"})
 
 
 def test_registry_lists_runs_and_rejects_unknown_names(dwd):

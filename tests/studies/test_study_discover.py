@@ -15,7 +15,7 @@ from silicolab.cli.study_discover import (
 )
 from silicolab.core.errors import InputError
 from silicolab.discovery.registry import discover
-from silicolab.discovery.result import DiscoveryResult, graph_edges
+from silicolab.discovery.result import GraphResult, graph_edges
 from silicolab.discovery.scoring import score
 from silicolab.llm import load_model
 from silicolab.runs import Run
@@ -74,7 +74,7 @@ def test_ges_on_bail_matches_the_project_metrics(bail_run: Run, capsys) -> None:
 
     # the metrics are the project's functions on the written graphs
     truth = CausalGraph(BAIL_VARIABLES, [tuple(e) for e in written["hypothesized_edges"]])
-    found = DiscoveryResult.from_dict(
+    found = GraphResult.from_dict(
         {"method": "ges", "nodes": BAIL_VARIABLES, "edges": written["found_edges"]}
     ).graph
     assert written["metrics"] == {**score(found, truth), "shd_cpdag": shd_cpdag(truth, found)}

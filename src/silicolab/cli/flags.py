@@ -22,6 +22,9 @@ FLAGS: dict[str, str] = {
     "suites": "--suite",
     "goals": "--env",
     "envs": "--env",
+    "simulation": "NAME",
+    "params": "--param",
+    "truth": "--truth-edges",
 }
 
 _VALUE = r"""(?:'(?P<q1>[^']*)'|"(?P<q2>[^"]*)"|(?P<bare>[^\s,;:)]*))"""

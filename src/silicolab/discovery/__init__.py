@@ -2,7 +2,7 @@
 agents (MAC), their hybrids, the benchmark datasets, and scoring against ground truth.
 
 Every method has one signature, ``method(data, *, knowledge=None, **params) ->
-DiscoveryResult``, and is found by name::
+GraphResult``, and is found by name::
 
     from silicolab.discovery import discover, load
     ds = load("sachs")
@@ -16,12 +16,13 @@ LLM methods (``mac_*``) additionally take ``model=``. Graphs use the project con
 from silicolab.discovery.datasets import Dataset, load, load_csv
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.registry import available, discover, get, register
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import DiscoveryResult, GraphResult  # the first: deprecated
 from silicolab.discovery.scoring import score
 
 __all__ = [
     "Dataset",
     "DiscoveryResult",
+    "GraphResult",
     "Knowledge",
     "available",
     "discover",

@@ -20,7 +20,7 @@ import pandas as pd
 from silicolab.core.errors import InputError
 from silicolab.discovery import statistical
 from silicolab.discovery.knowledge import Knowledge
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import GraphResult
 
 Kind = Literal["statistical", "llm"]
 KINDS: tuple[Kind, ...] = ("statistical", "llm")
@@ -32,7 +32,7 @@ class Entry:
     """One registered method."""
 
     name: str
-    fn: Callable[..., DiscoveryResult]
+    fn: Callable[..., GraphResult]
     kind: Kind
     description: str
 
@@ -42,10 +42,8 @@ _llm_import_error: str | None = None
 _llm_loaded = False
 
 
-def register(
-    name: str, fn: Callable[..., DiscoveryResult], *, kind: Kind, description: str
-) -> None:
-    """Make ``fn`` (signature ``fn(data, *, knowledge=None, **params) -> DiscoveryResult``)
+def register(name: str, fn: Callable[..., GraphResult], *, kind: Kind, description: str) -> None:
+    """Make ``fn`` (signature ``fn(data, *, knowledge=None, **params) -> GraphResult``)
     available as ``name``. Re-registering the same function is a no-op (modules may be
     imported twice); giving the name to another function is an error."""
     if kind not in KINDS:
@@ -71,7 +69,7 @@ def _load_llm_methods() -> None:
         _llm_import_error = f"{type(exc).__name__}: {exc}"
 
 
-def get(name: str) -> Callable[..., DiscoveryResult]:
+def get(name: str) -> Callable[..., GraphResult]:
     """The method registered as ``name``; an :class:`InputError` lists the names there are."""
     return entry(name).fn
 
@@ -110,7 +108,7 @@ def available(kind: str | None = None) -> dict[str, str]:
 
 def discover(
     data: pd.DataFrame, method: str, *, knowledge: Knowledge | None = None, **params: Any
-) -> DiscoveryResult:
+) -> GraphResult:
     """Run the method registered as ``method`` on ``data``.
 
     Parameters a method's signature cannot take are an :class:`InputError` naming them

@@ -1,6 +1,6 @@
 """The one result type every discovery method returns, statistical or LLM-based.
 
-A :class:`DiscoveryResult` holds the estimated graph in silicolab's convention (``A[i, j]
+A :class:`GraphResult` holds the estimated graph in silicolab's convention (``A[i, j]
 = 1`` means ``i -> j``) over the data's column names, whatever the backend's native
 encoding was; the native output stays available in ``raw`` for debugging but is never
 serialized, because it may be a large or unpicklable backend object.
@@ -23,7 +23,7 @@ SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class DiscoveryResult:
+class GraphResult:
     """What a discovery method found, how long it took and what it cost.
 
     ``graph`` is a :class:`CausalGraph` when every edge is oriented and acyclic, else a
@@ -52,7 +52,7 @@ class DiscoveryResult:
         usage: Mapping[str, Any] | None = None,
         params: Mapping[str, Any] | None = None,
         notes: Sequence[str] = (),
-    ) -> DiscoveryResult:
+    ) -> GraphResult:
         """The result of ``method``, which began at ``started`` (a ``time.perf_counter()``
         reading) and ends now: its runtime is the time since."""
         return cls(
@@ -91,7 +91,7 @@ class DiscoveryResult:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> DiscoveryResult:
+    def from_dict(cls, data: Mapping[str, Any]) -> GraphResult:
         """Rebuild a result written by :meth:`to_dict` (``raw`` is ``None``)."""
         try:
             nodes, edges = data["nodes"], data["edges"]
@@ -113,8 +113,7 @@ class DiscoveryResult:
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise InputError(
-                f"not a discovery result record ({exc!r}); pass what DiscoveryResult.to_dict() "
-                "wrote"
+                f"not a discovery result record ({exc!r}); pass what GraphResult.to_dict() wrote"
             ) from exc
 
 
@@ -136,3 +135,10 @@ def graph_edges(graph: CausalGraph | PartialGraph) -> dict[str, list[Any]]:
     if marked:
         out["marked"] = marked
     return out
+
+
+#: Deprecated alias, kept for one release: this class was called ``DiscoveryResult``
+#: until the Python front door took that name for a whole run's result
+#: (:class:`silicolab.api.discovery.DiscoveryResult`, ``sl.DiscoveryResult``). Use
+#: :class:`GraphResult`.
+DiscoveryResult = GraphResult

@@ -12,14 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from silicolab.core.errors import InputError
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import GraphResult
 from silicolab.scm.graph import CausalGraph
 from silicolab.scm.metrics import binary_edges, edge_scores, hamming, nhd, shd, truncate
 from silicolab.scm.partial_graph import PartialGraph
 
 
 def score(
-    result_or_graph: DiscoveryResult | CausalGraph | PartialGraph, truth: CausalGraph
+    result_or_graph: GraphResult | CausalGraph | PartialGraph, truth: CausalGraph
 ) -> dict[str, Any]:
     """``shd``, ``nhd``, ``nhd_truncated`` (3 dp, truncated), ``hamming``, ``precision``,
     ``recall``, ``f1`` (of the binarized directed entries), ``n_edges_true`` and
@@ -27,7 +27,7 @@ def score(
     graph = getattr(result_or_graph, "graph", result_or_graph)
     if not isinstance(graph, CausalGraph | PartialGraph):
         raise InputError(
-            f"cannot score {type(result_or_graph).__name__}; give a DiscoveryResult, a "
+            f"cannot score {type(result_or_graph).__name__}; give a GraphResult, a "
             "CausalGraph or a PartialGraph"
         )
     if not isinstance(truth, CausalGraph):

@@ -1,5 +1,5 @@
 """Statistical causal discovery through causal-learn, behind one signature:
-``method(data, *, knowledge=None, **params) -> DiscoveryResult``.
+``method(data, *, knowledge=None, **params) -> GraphResult``.
 
 Every wrapper checks the table (numeric, no missing values), rejects parameter names the
 backend would not understand (causal-learn silently swallows unknown keywords, which is how
@@ -27,7 +27,7 @@ import pandas as pd
 from silicolab.core.errors import InputError
 from silicolab.discovery.datasets import check_data
 from silicolab.discovery.knowledge import Knowledge, apply_knowledge_filter
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import GraphResult
 from silicolab.scm.conventions import (
     from_causallearn_graph,
     from_exact_search_matrix,
@@ -143,7 +143,7 @@ def pc(
     stable: bool = True,
     standardize: bool = True,
     **params: Any,
-) -> DiscoveryResult:
+) -> GraphResult:
     """PC (Spirtes et al.): a CPDAG from conditional-independence tests. Knowledge is
     native (causal-learn ``BackgroundKnowledge``). Extra ``params``: ``uc_rule``,
     ``uc_priority``, ``max_k``, ``verbose`` and the CI test's own options."""
@@ -166,7 +166,7 @@ def pc(
             **params,
         )
     effective = dict(alpha=alpha, indep_test=indep_test, stable=stable, standardize=standardize)
-    return DiscoveryResult.since(
+    return GraphResult.since(
         start, "pc", from_causallearn_graph(cg.G, names), raw=cg, params=effective | params
     )
 
@@ -179,7 +179,7 @@ def fci(
     indep_test: str = "fisherz",
     standardize: bool = True,
     **params: Any,
-) -> DiscoveryResult:
+) -> GraphResult:
     """FCI: a PAG (circle marks allowed) that tolerates latent confounders. Knowledge is
     native. Extra ``params``: ``depth``, ``max_path_length``, ``verbose``, CI options."""
     start = time.perf_counter()
@@ -201,7 +201,7 @@ def fci(
         )
     effective = dict(alpha=alpha, indep_test=indep_test, standardize=standardize)
     graph = from_causallearn_graph(g, names)
-    return DiscoveryResult.since(start, "fci", graph, raw=(g, edges), params=effective | params)
+    return GraphResult.since(start, "fci", graph, raw=(g, edges), params=effective | params)
 
 
 def cdnod(
@@ -213,7 +213,7 @@ def cdnod(
     indep_test: str = "fisherz",
     standardize: bool = True,
     **params: Any,
-) -> DiscoveryResult:
+) -> GraphResult:
     """CD-NOD: PC on the data plus a context variable that indexes distribution shifts.
 
     ``context`` is a column name (that column becomes the context and leaves the graph), an
@@ -261,9 +261,7 @@ def cdnod(
     graph = from_causallearn_graph(np.asarray(cg.G.graph)[:n, :n], names)
     effective = dict(context=label, alpha=alpha, indep_test=indep_test, standardize=standardize)
     notes = [f"context node ({label}) dropped from the graph"]
-    return DiscoveryResult.since(
-        start, "cdnod", graph, raw=cg, params=effective | params, notes=notes
-    )
+    return GraphResult.since(start, "cdnod", graph, raw=cg, params=effective | params, notes=notes)
 
 
 # -- score-based ----------------------------------------------------------------------------
@@ -276,7 +274,7 @@ def ges(
     score_func: str = "local_score_BIC",
     standardize: bool = True,
     **params: Any,
-) -> DiscoveryResult:
+) -> GraphResult:
     """GES: a CPDAG by greedy search over equivalence classes. causal-learn's GES takes no
     knowledge, so knowledge is applied afterwards by :func:`apply_knowledge_filter` (the
     notes say what it changed). Extra ``params``: ``maxP``, ``parameters``."""
@@ -292,7 +290,7 @@ def ges(
         graph, knowledge, "GES has no native knowledge: applied as a post-filter on its CPDAG"
     )
     effective = dict(score_func=score_func, standardize=standardize)
-    return DiscoveryResult.since(
+    return GraphResult.since(
         start, "ges", graph, raw=record, params=effective | params, notes=notes
     )
 
@@ -305,7 +303,7 @@ def exact(
     standardize: bool = True,
     scp_orientation_quirk: bool = False,
     **params: Any,
-) -> DiscoveryResult:
+) -> GraphResult:
     """Exact Search (BIC-optimal DAG by A* or dynamic programming).
 
     ``bic_exact_search`` returns ``dag[parent, child]``; it is read that way by default.
@@ -347,7 +345,7 @@ def exact(
         standardize=standardize,
         scp_orientation_quirk=scp_orientation_quirk,
     )
-    return DiscoveryResult.since(
+    return GraphResult.since(
         start, "exact", graph, raw=(dag, stats), params=effective | params, notes=notes
     )
 
@@ -357,7 +355,7 @@ def exact(
 
 def exact_scp(
     data: pd.DataFrame, *, knowledge: Knowledge | None = None, **params: Any
-) -> DiscoveryResult:
+) -> GraphResult:
     """Exact Search read the way SCP and MAC read it (every edge reversed): the method behind
     the published "Exact Search" rows, kept only to reproduce them. Use :func:`exact`."""
     result = exact(data, knowledge=knowledge, scp_orientation_quirk=True, **params)
@@ -372,7 +370,7 @@ def direct_lingam(
     random_state: int | None = None,
     standardize: bool = False,
     **params: Any,
-) -> DiscoveryResult:
+) -> GraphResult:
     """DirectLiNGAM (causal-learn's bundled copy), on raw data by default as SCP ran it.
     Knowledge becomes ``prior_knowledge`` with path semantics (:meth:`Knowledge.to_lingam`).
     Extra ``params``: ``apply_prior_knowledge_softly``."""
@@ -387,9 +385,7 @@ def direct_lingam(
     model.fit(x)
     graph = from_lingam_matrix(model.adjacency_matrix_, names)
     effective = dict(measure=measure, random_state=random_state, standardize=standardize)
-    return DiscoveryResult.since(
-        start, "direct_lingam", graph, raw=model, params=effective | params
-    )
+    return GraphResult.since(start, "direct_lingam", graph, raw=model, params=effective | params)
 
 
 def ica_lingam(
@@ -399,7 +395,7 @@ def ica_lingam(
     random_state: int | None = 0,
     standardize: bool = False,
     **params: Any,
-) -> DiscoveryResult:
+) -> GraphResult:
     """ICA-LiNGAM (FastICA, so ``random_state`` fixes the result). It takes no knowledge,
     so knowledge is applied as a post-filter (:func:`apply_knowledge_filter`). Extra
     ``params``: ``max_iter``."""
@@ -415,7 +411,7 @@ def ica_lingam(
         graph, knowledge, "ICA-LiNGAM has no native knowledge: applied as a post-filter"
     )
     effective = dict(random_state=random_state, standardize=standardize)
-    return DiscoveryResult.since(
+    return GraphResult.since(
         start, "ica_lingam", graph, raw=model, params=effective | params, notes=notes
     )
 

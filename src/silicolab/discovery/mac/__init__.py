@@ -15,7 +15,7 @@ Methods (async first; the plain names are synchronous twins, registered by name 
                                                     knowledge for PC / Exact Search / LiNGAM
 =========================  =======================  ===========================================
 
-Every result is a :class:`~silicolab.discovery.result.DiscoveryResult` in silicolab's
+Every result is a :class:`~silicolab.discovery.result.GraphResult` in silicolab's
 convention (``A[i, j] = 1`` means ``i -> j``) with ``usage`` per module and role and the
 full transcript in ``raw``. See ``docs/mac.md``.
 """

@@ -38,7 +38,7 @@ from silicolab.discovery.mac.executor import ExecutorLimits, run_executor
 from silicolab.discovery.mac.panel import DEBATER_INSTRUCTIONS, SIDES, DebateSettings, Panel
 from silicolab.discovery.mac.schemas import plan_verdict_schema
 from silicolab.discovery.mac.templates import render
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import GraphResult
 from silicolab.llm import LanguageModel
 
 SCHEMA_VERSION = 1
@@ -155,7 +155,7 @@ def _fallback(algorithm: str, data: pd.DataFrame, knowledge: Knowledge | None) -
     return getattr(statistical, algorithm)(data, knowledge=knowledge)
 
 
-def fallback_of(result: DiscoveryResult) -> tuple[str, bool] | None:
+def fallback_of(result: GraphResult) -> tuple[str, bool] | None:
     """``(algorithm, graph_is_fallback)`` when a Debate-Coding phase of ``result`` failed
     every executor attempt and ran the statistical ``algorithm`` instead, else ``None``.
 
@@ -246,7 +246,7 @@ async def adebate_coding(
     seed: int | None = None,
     method: str = "mac_debate_coding",
     fidelity: str = "faithful",
-) -> DiscoveryResult:
+) -> GraphResult:
     """Discover the graph of ``data`` by plan debate + executor (module docstring).
 
     ``knowledge`` is shown to the debaters, given to the executor in the chosen

@@ -18,7 +18,7 @@ import pandas as pd
 
 from silicolab.core.errors import InputError
 from silicolab.discovery.knowledge import Knowledge
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import GraphResult
 from silicolab.llm import LanguageModel
 from silicolab.scm.graph import CausalGraph
 from silicolab.scm.partial_graph import PartialGraph
@@ -135,10 +135,10 @@ class Meter:
         raw: Any,
         params: dict[str, Any],
         notes: Sequence[str],
-    ) -> DiscoveryResult:
+    ) -> GraphResult:
         """The method's result, timed and metered up to now."""
         usage = usage_between(self.before, ledger_snapshot(self.model), self.tag_prefix)
-        return DiscoveryResult.since(
+        return GraphResult.since(
             self.started, method, graph, raw=raw, usage=usage, params=params, notes=notes
         )
 

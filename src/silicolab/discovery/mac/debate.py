@@ -48,7 +48,7 @@ from silicolab.discovery.mac.questions import (
 )
 from silicolab.discovery.mac.schemas import judge_final_schema, judge_round_schema, question_key
 from silicolab.discovery.mac.templates import render
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import GraphResult
 from silicolab.llm import LanguageModel
 
 SCHEMA_VERSION = 1
@@ -250,7 +250,7 @@ async def ameta_debate(
     evidence_note: str = "",
     method: str = "mac_meta_debate",
     fidelity: str = "faithful",
-) -> DiscoveryResult:
+) -> GraphResult:
     """Discover the graph of ``data``'s columns by meta-debate (see the module docstring).
 
     ``knowledge`` decides its pairs without debate (required -> edge, forbidden or

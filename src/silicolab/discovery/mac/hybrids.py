@@ -36,7 +36,7 @@ from silicolab.discovery.mac.common import (
     edge_sentence,
 )
 from silicolab.discovery.mac.debate import ameta_debate
-from silicolab.discovery.result import DiscoveryResult, graph_edges
+from silicolab.discovery.result import GraphResult, graph_edges
 from silicolab.llm import LanguageModel
 
 SCHEMA_VERSION = 1
@@ -77,14 +77,14 @@ def verdicts_to_knowledge(
 
 def _combine(
     method: str,
-    first: tuple[str, DiscoveryResult],
-    second: tuple[str, DiscoveryResult],
+    first: tuple[str, GraphResult],
+    second: tuple[str, GraphResult],
     graph: Any,
     *,
     meter: Meter,
     extra_raw: Mapping[str, Any],
     extra_notes: Sequence[str] = (),
-) -> DiscoveryResult:
+) -> GraphResult:
     notes = [f"{name}: {note}" for name, result in (first, second) for note in result.notes]
     return meter.result(
         method,
@@ -125,7 +125,7 @@ async def acoding_then_debating(
     tag_prefix: str = "mac",
     algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
     **kwargs: Any,
-) -> DiscoveryResult:
+) -> GraphResult:
     """Coding-Debating hybrid. Keyword arguments are those of :func:`.adebate_coding` and
     :func:`.ameta_debate` (each gets its own; shared ones such as ``max_rounds`` go to
     both)."""
@@ -173,7 +173,7 @@ async def adebating_then_coding(
     knowledge: Knowledge | None = None,
     tag_prefix: str = "mac",
     **kwargs: Any,
-) -> DiscoveryResult:
+) -> GraphResult:
     """Debating-Coding hybrid. Keyword arguments as for :func:`acoding_then_debating`."""
     check_data(data)
     model = check_model(model)

@@ -63,7 +63,7 @@ from silicolab.discovery.mac.common import (
 from silicolab.discovery.mac.panel import DebateSettings
 from silicolab.discovery.mac.schemas import QuestionAnswer
 from silicolab.discovery.mac.templates import render
-from silicolab.discovery.result import DiscoveryResult, graph_edges
+from silicolab.discovery.result import GraphResult, graph_edges
 from silicolab.llm import LanguageModel
 from silicolab.scm.graph import CausalGraph
 from silicolab.scm.partial_graph import PartialGraph
@@ -73,7 +73,7 @@ MODULE = "llm_kbci"
 
 #: The statistical algorithm of each variant and whether it takes required edges (SCP gave
 #: Exact Search only the super-graph of allowed edges).
-ALGORITHMS: dict[str, tuple[Callable[..., DiscoveryResult], bool]] = {
+ALGORITHMS: dict[str, tuple[Callable[..., GraphResult], bool]] = {
     "pc": (statistical.pc, True),
     "exact": (statistical.exact, False),
     "exact_scp": (statistical.exact_scp, False),
@@ -226,7 +226,7 @@ def _check_options(algorithm: str, samples: Any, forbid_below: float, require_ab
 
 
 def _prompt_context(
-    first: DiscoveryResult,
+    first: GraphResult,
     algorithm: str,
     description: str,
     variables: Sequence[tuple[str, str]],
@@ -331,7 +331,7 @@ async def allm_kbci(
     tag_prefix: str = "kbci",
     replicate: int = 0,
     seed: int | None = None,
-) -> DiscoveryResult:
+) -> GraphResult:
     """SCP's LLM-KBCI with the statistical ``algorithm`` (see the module docstring)."""
     _check_options(algorithm, samples, forbid_below, require_above)
     nodes = check_data(data)
@@ -397,7 +397,7 @@ def _variant(algorithm: str) -> Callable[..., Any]:
     """``allm_kbci`` with ``algorithm`` fixed, as a named coroutine function whose signature
     lacks ``algorithm`` (so the registry refuses ``algorithm=`` and names the rest)."""
 
-    async def method(data: pd.DataFrame, **kwargs: Any) -> DiscoveryResult:
+    async def method(data: pd.DataFrame, **kwargs: Any) -> GraphResult:
         return await allm_kbci(data, algorithm=algorithm, **kwargs)
 
     full = inspect.signature(allm_kbci)

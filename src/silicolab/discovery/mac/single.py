@@ -36,7 +36,7 @@ from silicolab.discovery.mac.questions import (
 )
 from silicolab.discovery.mac.schemas import question_key, single_agent_schema
 from silicolab.discovery.mac.templates import render
-from silicolab.discovery.result import DiscoveryResult
+from silicolab.discovery.result import GraphResult
 from silicolab.llm import LanguageModel
 
 SCHEMA_VERSION = 1
@@ -95,7 +95,7 @@ async def asingle_agent(
     max_tokens: int | None = None,
     replicate: int = 0,
     seed: int | None = None,
-) -> DiscoveryResult:
+) -> GraphResult:
     """Discover the graph of ``data`` with one structured call per source variable."""
     nodes = check_data(data)
     model = check_model(model)

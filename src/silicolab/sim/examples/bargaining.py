@@ -251,9 +251,15 @@ def run_bargaining(
     ``model=None`` uses the offline scripted bargainers (:func:`scripted_model`).
     """
     if protocol not in PROTOCOLS:
-        raise InputError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+        raise InputError(
+            f"unknown protocol: protocol={protocol!r}; choose one of {', '.join(PROTOCOLS)}",
+            params=("protocol",),
+        )
     if seller_value <= 0 or buyer_value <= 0:
-        raise InputError("seller_value and buyer_value must be positive")
+        raise InputError(
+            f"seller_value={seller_value} and buyer_value={buyer_value} must both be positive",
+            params=("seller_value", "buyer_value"),
+        )
     llm = model if model is not None else scripted_model()
     seller, buyer = make_agents(llm, seller_value, buyer_value)
     opening = opening_text(seller_value, buyer_value)

@@ -201,9 +201,13 @@ def make_game_master(
 ) -> GameMaster:
     """The auction's game master (rule-based resolver; no language model)."""
     if increment <= 0:
-        raise InputError(f"increment={increment} must be positive")
+        raise InputError(f"increment={increment} must be positive", params=("increment",))
     if price_rule not in ("second_dropout", "next_increment"):
-        raise InputError(f"unknown price_rule {price_rule!r}")
+        raise InputError(
+            f"unknown price_rule: price_rule={price_rule!r}; use 'second_dropout' or "
+            "'next_increment'",
+            params=("price_rule",),
+        )
     rules = _AuctionRules(tuple(bidders), increment, start_price, price_rule, auctioneer)
     return GameMaster(
         state=rules.initial_state(),

@@ -179,7 +179,7 @@ def run_market(
     """Run ``rounds`` rounds (every trader acts once per round, sellers first);
     ``checkpoint``/``resume``: see :func:`silicolab.sim.engines.run_sequential`."""
     if rounds < 1:
-        raise InputError(f"rounds={rounds} must be >= 1")
+        raise InputError(f"rounds={rounds} must be >= 1", params=("rounds",))
     sellers = dict(SELLERS if sellers is None else sellers)
     buyers = dict(BUYERS if buyers is None else buyers)
     if set(sellers) & set(buyers):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from silicolab.api.run_flow import runs_root, write_html_report
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 from silicolab.runtime.bounds import LARGE_RUN
@@ -160,11 +161,6 @@ def table_rows(table: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def runs_root(runs_dir: str | Path | None, config: Path | None) -> Path:
-    """Where run directories go: ``runs_dir``, else the configured ``runs_dir``."""
-    return Path(runs_dir) if runs_dir else Path(load_settings(config).runs_dir)
-
-
 def bench_flow(
     family: BenchFamily,
     settings: dict[str, Any],
@@ -231,18 +227,6 @@ def refuse_other_settings(run: Any, settings: Mapping[str, Any], explicit: Itera
         )
 
 
-def write_html_report(run: Any) -> None:
-    """Write the run's ``report.html`` (and its figures) as the last output of its
-    ``with run:`` block; drawing the page can never fail or lose the run: a problem is
-    one warning line on stderr (``silicolab view RUN_DIR`` retries)."""
-    from silicolab.core.notices import warn
-    from silicolab.report.html import write_report_safely
-
-    if write_report_safely(run.path, info=run.info) is None:
-        where = Path(run.path).resolve()
-        warn(f"report.html of {where} was not written (run 'silicolab view {where}' to retry)")
-
-
 __all__ = [
     "AGENT_ALIASES",
     "BenchFamily",
@@ -254,7 +238,6 @@ __all__ = [
     "choice",
     "joined",
     "llm_needs_model",
-    "runs_root",
     "scientist_name",
     "table_rows",
 ]

@@ -26,7 +26,7 @@ from silicolab.api.discovery_inputs import (
     prepare,
     truth_edges_of,
 )
-from silicolab.api.sim_flow import (
+from silicolab.api.run_flow import (
     Resume,
     explicit_of,
     first_figure,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from silicolab.api._display import Shown, html_table, inline_image
-from silicolab.api.sim_flow import (
+from silicolab.api.run_flow import (
     Resume,
     explicit_of,
     first_figure,

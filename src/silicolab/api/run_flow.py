@@ -1,10 +1,10 @@
-"""The run flow the simulation and discovery facades share: where runs go, a run opened
-only after its inputs are checked (or resumed with its stored settings), its
+"""The run flow every facade shares: where runs go, how a run directory is shown, a run
+opened only after its inputs are checked (or resumed with its stored settings), its
 ``report.html``, and a finished run read back.
 
-This is :mod:`silicolab.cli.flow` without the command line: ``resume`` is a value here
-(``True`` for the newest unfinished run, or a run directory), not a flag with a remembered
-target, and nothing is printed but a warning on stderr.
+``resume`` is a value here (``True`` for the newest unfinished run, or a run directory);
+nothing is printed but a warning on stderr. The command line's :mod:`silicolab.cli.flow`
+adds only the printing (``emit``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ Resume = bool | str | Path | None
 
 
 def shown_run_dir(path: Path) -> Path:
-    """A run directory as results hold it: absolute, so it can be pasted anywhere."""
+    """A run directory as results hold it and every command prints it (in its summary and
+    as ``"run_dir"`` in ``--json``): absolute, so it can be pasted into a command
+    (``silicolab view``, ``--resume``) from any folder and compared as it is."""
     return Path(path).resolve()
 
 

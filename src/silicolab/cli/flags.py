@@ -18,6 +18,10 @@ FLAGS: dict[str, str] = {
     "prior": "--prior|--no-prior",
     "runs_dir": "--runs-dir",
     "model": "--model",
+    "prices": "--price-in/--price-out",
+    "predict": "--predict|no --predict",
+    "follow_on": "--follow-on|no --follow-on",
+    "aggregate_replicates": "--aggregate-replicates|no --aggregate-replicates",
 }
 
 _VALUE = r"""(?:'(?P<q1>[^']*)'|"(?P<q2>[^"]*)"|(?P<bare>[^\s,;:)]*))"""

@@ -150,8 +150,10 @@ def test_a_degraded_study_is_returned_and_the_cli_exits_3(here: Path) -> None:
     assert summary["fit_problems"] == result.to_dict()["fit_problems"]
 
 
-def test_the_offline_world_finds_its_effects_and_resume_takes_a_run_dir(here: Path) -> None:
+def test_nothing_on_stdout_and_a_finished_run_is_not_resumed(here: Path, capsys) -> None:
     result = sl.run_study("lawyer", subjects="world", runs_dir="runs")
+    shown = capsys.readouterr()
+    assert shown.out == "" and shown.err.startswith("plan: 80 conditions")
     assert result.status == "finished" and result.fit is not None
     assert len(result.table) == 80 and result.notes == []
     with pytest.raises(InputError, match="is finished"):
@@ -212,3 +214,23 @@ def test_load_run_refuses_what_it_cannot_read(here: Path) -> None:
         sl.load_run(unfinished.path)
     with pytest.raises(InputError, match="does not exist"):
         sl.load_run(here / "nowhere")
+
+
+def test_a_paid_plan_asks_the_confirm_callback_and_max_cost_holds(here: Path) -> None:
+    (here / "silicolab.yaml").write_text(
+        "models:\n  default:\n    spec: openai:gpt-4o-mini\n    base_url: http://127.0.0.1:9\n"
+        "    prices: {input: 0.15, output: 0.6}\n"
+    )
+    asked = []
+
+    def no(plan: object) -> bool:
+        asked.append(plan)
+        return False
+
+    with pytest.raises(InputError, match="cancelled; nothing was run"):
+        sl.run_study("mug", confirm=no, runs_dir="runs")
+    assert [p.conditions for p in asked] == [405] and asked[0].cost_usd[1] > 0.01
+    with pytest.raises(InputError, match=r"above max_cost=0\.01") as failure:
+        sl.run_study("mug", max_cost=0.01, confirm=lambda plan: True, runs_dir="runs")
+    assert failure.value.params == ("max_cost", "conditions")
+    assert not (here / "runs").exists()

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import typer
-from tests.cli.test_cli import run
-from tests.support.cli import strict_json
 
 import silicolab as sl
 from silicolab.core.errors import InputError
+from tests.cli.test_cli import run
+from tests.support.cli import strict_json
 
 TIMING = ("runtime_s",)  # wall-clock columns: the only ones two runs may differ in
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.cli.test_cli import run
-from tests.support.cli import strict_json
 
 import silicolab as sl
 from silicolab.api.discovery import DiscoveryResult
 from silicolab.core.errors import InputError
 from silicolab.discovery import load
+from tests.cli.test_cli import run
+from tests.support.cli import strict_json
 
 
 def _without_run_dir(out: dict) -> dict:

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.cli.test_cli import run
-from tests.support.cli import strict_json
 
 import silicolab as sl
 from silicolab.core.errors import InputError
 from silicolab.envs import make
 from silicolab.scientists import EpisodeRecord, arun_episode, make_scientist
+from tests.cli.test_cli import run
+from tests.support.cli import strict_json
 
 
 def _independent(seed: int, **env_kw: object) -> EpisodeRecord:

@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.cli.test_cli import run
-from tests.support.cli import strict_json
 
 import silicolab as sl
 from silicolab.api.sim import SimResult
 from silicolab.core.errors import InputError
+from tests.cli.test_cli import run
+from tests.support.cli import strict_json
 
 
 def _in_a_cell(**kw) -> SimResult:

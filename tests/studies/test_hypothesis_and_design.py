@@ -118,7 +118,7 @@ def test_random_subset_is_seeded_and_bounded():
     assert len(a.conditions) == 40 and a.kind == "random_subset"
     full = {x.id for x in make_design(mug).conditions}
     assert {x.id for x in a.conditions} <= full
-    with pytest.raises(InputError, match="above --max-conditions 100"):
+    with pytest.raises(InputError, match="above max_conditions=100"):
         make_design(mug, max_conditions=100)
 
 

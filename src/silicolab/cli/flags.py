@@ -25,6 +25,10 @@ FLAGS: dict[str, str] = {
     "simulation": "NAME",
     "params": "--param",
     "truth": "--truth-edges",
+    "prices": "--price-in/--price-out",
+    "predict": "--predict|no --predict",
+    "follow_on": "--follow-on|no --follow-on",
+    "aggregate_replicates": "--aggregate-replicates|no --aggregate-replicates",
 }
 
 _VALUE = r"""(?:'(?P<q1>[^']*)'|"(?P<q2>[^"]*)"|(?P<bare>[^\s,;:)]*))"""

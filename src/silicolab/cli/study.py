@@ -2,213 +2,104 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from silicolab.cli.flow import runs_root, shown_run_dir, write_html_report
+from silicolab.api.study_models import scientist_model, usable_scientist
+from silicolab.cli.flow import write_html_report
 from silicolab.cli.resume_target import resume_target
-from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
 from silicolab.core.files import dumps
 
-SUBJECTS = ("llm", "rule", "world")
 #: The kinds of run whose study part ``study fit|predict|follow-on`` read.
 STUDY_KINDS = ("study", "demo")
 
 
-#: ``study run`` options stored in run.json (the others say where and how to run, not what).
-STORED = (
-    "subjects", "conditions", "replicates", "aggregate_replicates", "agent_names", "seed",
-    "max_conditions", "jobs", "statement_tokens", "interactions", "drop_capped", "predict",
-    "predict_conditions", "follow_on", "scientist_temperature",
-)  # fmt: skip
+def typed_settings(typed: set[str]) -> set[str]:
+    """Which stored settings the user typed (the auction's price rule is stored inside
+    ``rule_options``)."""
+    from silicolab.api.study import DEFAULTS
 
-
-def study_settings(params: dict[str, Any], typed: set[str]) -> tuple[dict[str, Any], set[str]]:
-    """The study's stored settings from the command's parameters, and which of them the
-    user typed (the auction's price rule is stored inside ``rule_options``)."""
-    settings = {name: getattr(params[name], "value", params[name]) for name in STORED}
-    settings["rule_options"] = {"price_rule": getattr(params["price_rule"], "value", None)}
-    explicit = (typed & set(STORED)) | ({"rule_options"} if "price_rule" in typed else set())
-    return settings, explicit
-
-
-def load_study_hypothesis(example: str | None, hypothesis: Path | None) -> Any:
-    """The hypothesis from a built-in example name or a file (exactly one of them)."""
-    from silicolab.studies import load_example, read_hypothesis
-
-    if (example is None) == (hypothesis is None):
-        raise InputError(
-            "name a built-in study (e.g. 'silicolab study run auction') or pass "
-            "--hypothesis FILE, not both; 'silicolab study list-examples' lists them"
-        )
-    return load_example(example) if example is not None else read_hypothesis(hypothesis)
-
-
-def study_models(
-    subjects: str,
-    hypothesis: Any,
-    *,
-    model: str | None,
-    base_url: str | None,
-    config: Path | None,
-    seed: int = 0,
-    prices: Any = None,
-    budget: Any = None,
-) -> Any:
-    """The models by role (scientist, subject, coordinator), or ``None`` when no model is
-    used at all (rule-based subjects and no usable scientist). A scientist that is the
-    offline ``scripted`` test double is no scientist (``StudyModels.scientist`` is None);
-    for ``world`` subjects the offline world plays subjects and coordinator and, without a
-    usable scientist, its scripted scientist answers the scientist's steps. ``prices``
-    (``--price-in/--price-out``) bill the paid roles, ``budget`` (``--max-cost``) limits
-    every role's spending together (:mod:`silicolab.cli.study_money`)."""
-    from silicolab.cli.study_money import role_overrides
-    from silicolab.llm.roles import model_for_role
-    from silicolab.studies.pipeline import StudyModels
-
-    settings = load_settings(config)
-    overrides: dict[str, Any] = {}
-    if model:
-        overrides["spec"] = model
-    if base_url:
-        overrides["base_url"] = base_url
-    money = {"prices": prices, "budget": budget}
-    scientist = model_for_role(
-        "scientist", settings, **role_overrides("scientist", settings, overrides, **money)
-    )
-    usable = usable_scientist(scientist)
-    if subjects == "rule":
-        return StudyModels(scientist, scientist, scientist) if usable else None
-    if subjects == "world":  # the one offline builder (the demo's and Python's too)
-        from silicolab.studies.offline import offline_study_models
-
-        return offline_study_models(
-            hypothesis,
-            seed=seed,
-            cache_path=settings.resolved_cache_path,
-            scientist=scientist if usable else None,
-        )
-    roles = {
-        r: model_for_role(r, settings, **role_overrides(r, settings, overrides, **money))
-        for r in ("subject", "coordinator")
-    }
-    return StudyModels(scientist if usable else None, **roles)
-
-
-def usable_scientist(model: Any) -> bool:
-    """Whether ``model`` can play the scientist: anything but the bare ``scripted`` test
-    double (the default when no model is configured), which has no script for it."""
-    return getattr(model, "spec", "scripted") != "scripted"
+    return (typed & set(DEFAULTS)) | ({"rule_options"} if "price_rule" in typed else set())
 
 
 def run_study_command(
     *,
     example: str | None,
     hypothesis_file: Path | None,
-    settings: dict[str, Any],
-    explicit: set[str],
+    options: dict[str, Any],
+    typed: set[str],
     resume: bool,
+    retry_failed: bool,
     yes: bool,
-    max_cost: float | None,
-    model: str | None,
-    base_url: str | None,
-    runs_dir: Path | None,
-    config: Path | None,
     json_out: bool,
-    executor: Any = None,
-    prices: Any = None,
-    retry_failed: bool = False,
 ) -> dict[str, Any]:
-    """``study run``: check the options, plan, confirm, run (or resume: ``retry_failed``
-    also reruns the failed conditions) the study and print its summary; ``executor`` (an
-    :class:`~silicolab.runtime.ExecutorChoice`, default local) says where the conditions
-    run, ``prices`` (``--price-in/--price-out``) what the paid roles' calls cost. Every
-    refusal happens before a run directory exists; the spending limit ``max_cost`` holds
-    during the run too (exit 4 when reached)."""
-    from silicolab.cli.study_money import (
-        check_spending_limit,
-        confirm_cost,
-        make_budget,
-        study_plan,
-    )
-    from silicolab.llm.base import run_sync
-    from silicolab.report.study_report import study_report
-    from silicolab.runs import DEGRADED_EXIT, open_run
-    from silicolab.studies.applicable import check_applicable
-    from silicolab.studies.files import read_hypothesis, same_study
-    from silicolab.studies.pipeline import HYPOTHESIS_FILE, StudyOptions
-    from silicolab.studies.study import arun_study
+    """``study run``: :func:`silicolab.api.study.run_study` with the command's options
+    (``options``: its keyword arguments; ``typed``: the ones the user typed), asking for
+    the paid plan's confirmation unless ``yes``; then print its summary (exit 3 when the
+    study ended degraded)."""
+    from silicolab.api.study import run_study
+    from silicolab.runs import DEGRADED_EXIT
 
-    root, resume = runs_root(runs_dir, config), resume or retry_failed
-    if resume:
-        run, used = open_run(root, "study", settings=settings, explicit=explicit,
-                             resume=resume_target(True),
-                             retry_failed=retry_failed)  # fmt: skip
-        hypothesis = read_hypothesis(run.path / HYPOTHESIS_FILE)
-        if example is not None or hypothesis_file is not None:  # the same command + --resume
-            same_study(run.path, hypothesis, load_study_hypothesis(example, hypothesis_file))
-    else:
-        hypothesis = load_study_hypothesis(example, hypothesis_file)
-        used, run = settings, None
-    options = StudyOptions.from_dict(used)
-    if options.subjects == "rule":
-        from silicolab.studies.rule_worlds import rule_world
-
-        rule_world(hypothesis)  # refuses a study without rule-based subjects, before any run
-    models = study_models(
-        options.subjects, hypothesis, model=model, base_url=base_url, config=config,
-        seed=options.seed, prices=prices, budget=make_budget(max_cost, run),
+    if (example is not None and hypothesis_file is not None) or not (
+        example is not None or hypothesis_file is not None or resume or retry_failed
+    ):
+        raise InputError(
+            "name a built-in study (e.g. 'silicolab study run auction') or pass "
+            "--hypothesis FILE, not both; 'silicolab study list-examples' lists them"
+        )
+    result = run_study(
+        example if example is not None else hypothesis_file,
+        resume=resume_target(resume or retry_failed) or None, retry_failed=retry_failed,
+        confirm=_confirm_paid(yes), notify=_notify, typed=typed_settings(typed), **options,
     )  # fmt: skip
-    scientist = models is not None and models.scientist is not None
-    notes = check_applicable(options, typed=() if resume else explicit, scientist=scientist)
-    check_spending_limit(models, options, max_cost=max_cost, executor=executor)
-    plan, paid = study_plan(hypothesis, options, models)
-    confirm_cost(plan, paid=paid, yes=yes, max_cost=max_cost)
-    for note in notes:
-        typer.echo(f"note: {note}", err=True)
-    if run is None:
-        run, _ = open_run(root, "study", settings=settings, slug=hypothesis.name)
-    with run:
-        kind = {} if executor is None else {"executor": executor}
-        record = run_sync(arun_study(hypothesis, options, run=run, models=models, **kind))
-        run.write_report(study_report(record, run.info))
-        write_html_report(run)
-    summary = {"run_dir": str(shown_run_dir(run.path)), "status": run.status}
-    summary.update(plan=plan.to_dict(), **_summary_figures(record, run.info))
-    summary["notes"] = notes
-    _print(record, summary, json_out, run.info)
-    if run.status == "degraded":
-        typer.echo(run.info.get("health_summary", "the run is degraded"), err=True)
+    summary = result.to_dict()
+    _print(result.record, summary, json_out, result.info)
+    if result.status == "degraded":
+        typer.echo(result.info.get("health_summary", "the run is degraded"), err=True)
         raise typer.Exit(DEGRADED_EXIT)
     return summary
 
 
-def _summary_figures(record: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
-    """The ``--json`` figures of a study's record; its model calls from ``info`` (run.json)."""
-    from silicolab.report.study_report import path_rows, run_ledger
+def cli_prices(price_in: float | None, price_out: float | None) -> tuple[float, float] | None:
+    """The prices typed as ``--price-in/--price-out`` (USD per 1M tokens), or None."""
+    if price_in is None and price_out is None:
+        return None
+    if price_in is None or price_out is None:
+        raise InputError(
+            "give both --price-in and --price-out (USD per 1M input and output tokens), "
+            "e.g. --price-in 0.15 --price-out 0.6"
+        )
+    return (float(price_in), float(price_out))
 
-    main = (record.get("estimation") or {}).get("main") or {}
-    health = record.get("health") or {}
-    return {
-        "study": record["study"],
-        "conditions": len(record["runs"]),
-        "n": main.get("n"),
-        "r2": main.get("r2"),
-        "paths": path_rows(record.get("estimation")),
-        "fit_error": record.get("fit_error"),
-        "fit_problems": record.get("fit_problems") or [],
-        "na_counts": record["data"]["na_counts"],
-        "capped": record["data"]["capped"],
-        "stages": record.get("stages"),
-        "health": health.get("totals"),
-        "problems": health.get("problems") or [],
-        "predictions": (record.get("predictions") or {}).get("mse"),
-        "follow_on": (record.get("follow_on") or {}).get("comparison"),
-        "ledger": run_ledger(record, info) or None,
-    }
+
+def _notify(line: str) -> None:
+    """A line of the study's progress (plan, notes) on stderr, in the command's flags."""
+    import inspect
+
+    from silicolab.api.study import run_study
+    from silicolab.cli.flags import as_flags
+
+    params = tuple(inspect.signature(run_study).parameters)
+    typer.echo(as_flags(line, params), err=True)
+
+
+def _confirm_paid(yes: bool) -> Any:
+    """The confirmation of a paid plan: ``--yes``, or a yes at the prompt (a terminal)."""
+
+    def confirm(plan: Any) -> bool:
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            raise InputError("this study makes paid LLM calls: add --yes to confirm the plan above")
+        if not typer.confirm("run it?", default=False, err=True):
+            raise InputError("cancelled; nothing was run")
+        return True
+
+    return confirm
 
 
 def _print(record: dict[str, Any], summary: dict[str, Any], json_out: bool, info: Any) -> None:
@@ -276,79 +167,39 @@ def _study_data(run: Any, hypothesis: Any, record: dict[str, Any]) -> Any:
     return table
 
 
-def scientist_model(
-    model: str | None,
-    base_url: str | None,
-    config: Path | None,
-    *,
-    needed_for: str = "",
-    demo_seed: int | None = None,
-) -> Any:
-    """The scientist-role model with command-line overrides. Without a usable one (the
-    bare ``scripted`` test double): the demo's own scripted scientist for a demo run
-    (``demo_seed``: its seed), else with ``needed_for`` a refusal naming the fix."""
-    from silicolab.llm.roles import model_for_role
-
-    settings = load_settings(config)
-    overrides = {k: v for k, v in (("spec", model), ("base_url", base_url)) if v}
-    scientist = model_for_role("scientist", settings, **overrides)
-    if demo_seed is not None and not usable_scientist(scientist):
-        from silicolab.studies.demo_study import demo_models
-
-        return demo_models(demo_seed, settings.resolved_cache_path).scientist
-    if needed_for and not usable_scientist(scientist):
-        raise InputError(
-            f"the scientist model is the offline 'scripted' test double, which cannot "
-            f"{needed_for}: pass --model SPEC (e.g. openai:gpt-4o-mini, or a local server "
-            "with --base-url), or configure the scientist role in silicolab.yaml"
-        )
-    return scientist
-
-
 def hypothesis_command(
     scenario: str | None, *, out: Path, causes: int | None, seed: int | None,
     temperature: float | None, resume: Path | None, model: str | None, base_url: str | None,
     config: Path | None, json_out: bool,
 ) -> None:  # fmt: skip
-    """``study hypothesis``: the scientist model's SCM for ``scenario``, as editable YAML.
-    Every accepted step is journaled beside ``out`` as it is taken; ``resume`` (that
-    journal or its hypothesis file) replays them without a call and continues from the
-    first missing step (:mod:`silicolab.studies.scientist_journal`)."""
-    from silicolab.llm.base import run_sync
+    """``study hypothesis``: :func:`silicolab.api.study.generate_hypothesis` (the scientist
+    model's SCM for ``scenario``, as editable YAML in ``out``; every accepted step is
+    journaled beside it, and ``resume`` continues a failed chain), then its summary."""
+    from silicolab.api.study import propose_hypothesis
     from silicolab.studies.design import factorial_size
-    from silicolab.studies.files import write_hypothesis
-    from silicolab.studies.scientist_journal import ajournaled_hypothesis, open_chain
 
-    if resume is None and (scenario is None or len(scenario.strip()) < 10):
-        raise InputError("the scenario is empty or too short; describe it in a sentence")
-    scientist = scientist_model(
-        model, base_url, config, needed_for="propose hypotheses (start from a built-in "
-        "study instead: 'silicolab study list-examples --write DIR')",
+    proposal = propose_hypothesis(
+        scenario, out=out, causes=causes, seed=seed, temperature=temperature, resume=resume,
+        model=model, base_url=base_url, config=config,
     )  # fmt: skip
-    journal = open_chain(
-        out, resume=resume, model=scientist.spec, scenario=scenario, n_causes=causes,
-        seed=seed, temperature=temperature,
-    )  # fmt: skip
-    result = run_sync(ajournaled_hypothesis(journal, scientist))
-    path = write_hypothesis(result, journal.settings.get("out") or out)
-    journal.path.unlink(missing_ok=True)  # the hypothesis file holds every decision now
+    result = proposal.hypothesis
     summary = {
-        "path": str(path),
+        "path": str(proposal.path),
         "agents": [a.name for a in result.agents],
         "outcome": result.outcome.name,
         "causes": [v.name for v in result.treatments],
         "conditions": factorial_size(result),
-        "seed": journal.settings["seed"],
-        "scientist_temperature": journal.settings["temperature"],
-        "ledger": scientist.ledger.summary(),
+        "seed": proposal.settings["seed"],
+        "scientist_temperature": proposal.settings["temperature"],
+        "ledger": proposal.ledger,
     }
     if json_out:
         typer.echo(dumps(summary))
         return
     typer.echo(
-        f"wrote {path}: agents {summary['agents']}, outcome {summary['outcome']}, causes "
-        f"{summary['causes']} ({summary['conditions']} conditions). Edit it, then run "
-        f"'silicolab study run --hypothesis {path}'."
+        f"wrote {proposal.path}: agents {summary['agents']}, outcome {summary['outcome']}, "
+        f"causes {summary['causes']} ({summary['conditions']} conditions). Edit it, then run "
+        f"'silicolab study run --hypothesis {proposal.path}'."
     )
 
 
@@ -460,11 +311,10 @@ def follow_on_command(
 
 
 __all__ = [
-    "SUBJECTS",
+    "cli_prices",
     "follow_on_command",
     "hypothesis_command",
-    "load_study_hypothesis",
     "predict_command",
     "run_study_command",
-    "study_models",
+    "typed_settings",
 ]

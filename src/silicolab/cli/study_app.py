@@ -313,19 +313,22 @@ def run(
     """
     from silicolab.cli.bounds import check_jobs
     from silicolab.cli.options import explicit_options
-    from silicolab.cli.study import run_study_command, study_settings
-    from silicolab.cli.study_money import cli_prices
+    from silicolab.cli.study import cli_prices, run_study_command
     from silicolab.runtime.choice import ExecutorChoice
 
     check_jobs(jobs, processes=False)  # LLM conversations (or Ray units) in flight
-    settings, explicit = study_settings(ctx.params, explicit_options(ctx))
+    options = {
+        name: getattr(value, "value", value)
+        for name, value in ctx.params.items()
+        if name not in ("ctx", "example", "hypothesis", "yes", "resume", "retry_failed",
+                        "json_out", "executor", "ray_address", "price_in", "price_out")
+    }  # fmt: skip
+    options["prices"] = cli_prices(price_in, price_out)
+    options["executor"] = ExecutorChoice(executor, ray_address).check()
     run_study_command(
-        example=example, hypothesis_file=hypothesis, settings=settings, explicit=explicit,
-        resume=resume, retry_failed=retry_failed, yes=yes, max_cost=max_cost, model=model,
-        base_url=base_url,
-        runs_dir=runs_dir, config=config, json_out=json_out,
-        prices=cli_prices(price_in, price_out),
-        executor=ExecutorChoice(executor, ray_address).check(),
+        example=example, hypothesis_file=hypothesis, options=options,
+        typed=explicit_options(ctx), resume=resume, retry_failed=retry_failed, yes=yes,
+        json_out=json_out,
     )  # fmt: skip
 
 

@@ -28,9 +28,9 @@ class CostPlan:
     """Planned calls and tokens (low, high) for ``conditions`` conditions, and the price
     range at the given per-million-token prices (``None`` when the price is unknown) and
     where those prices come from (``price_source``: ``"built-in, as of DATE"``,
-    ``"config"``, ``"--price-in/--price-out"``); ``scientist_calls`` of them are the
-    scientist's predictions (the follow-on's plan and conditions come on top: they depend
-    on what the main fit finds)."""
+    ``"config"``, ``"--price-in/--price-out"``: the caller's ``prices``); ``scientist_calls``
+    of them are the scientist's predictions (the follow-on's plan and conditions come on
+    top: they depend on what the main fit finds)."""
 
     conditions: int
     calls: tuple[int, int]
@@ -62,7 +62,7 @@ class CostPlan:
     def _cost(self) -> str:
         if self.cost_usd is None:
             return (
-                "price unknown (give --price-in/--price-out, or prices: for the model in "
+                "price unknown (give prices=, or prices: for the model in "
                 "silicolab.yaml; offline models cost $0)"
             )
         where = f" (prices: {self.price_source})" if self.price_source else ""

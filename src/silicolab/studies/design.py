@@ -19,7 +19,7 @@ from silicolab.core.errors import InputError
 from silicolab.core.seeding import rng
 from silicolab.studies.hypothesis import Hypothesis
 
-#: Designs above this many conditions need an explicit --max-conditions.
+#: Designs above this many runs need an explicit ``max_conditions``.
 DEFAULT_MAX_CONDITIONS = 1000
 
 
@@ -90,14 +90,15 @@ def make_design(
     treatments = hypothesis.treatments
     full = factorial_size(hypothesis)
     if conditions is not None and not conditions >= 1:
-        raise InputError(f"--conditions must be at least 1, got {conditions}")
+        raise InputError(f"conditions={conditions} must be at least 1", params=("conditions",))
     if not replicates >= 1:
-        raise InputError(f"--replicates must be at least 1, got {replicates}")
+        raise InputError(f"replicates={replicates} must be at least 1", params=("replicates",))
     wanted = (full if conditions is None else min(conditions, full)) * replicates
     if wanted > max_conditions:
         raise InputError(
-            f"the design has {wanted} runs, above --max-conditions {max_conditions}; "
-            f"raise --max-conditions or run a random subset with --conditions N"
+            f"the design has {wanted} runs, above max_conditions={max_conditions}; "
+            f"raise max_conditions= or run a random subset with conditions=N",
+            params=("max_conditions", "conditions"),
         )
     if conditions is None or conditions >= full:
         chosen = range(full)

@@ -127,9 +127,10 @@ def same_study(run_dir: Path, stored: Hypothesis, typed: Hypothesis) -> None:
     ``--resume`` added works)."""
     if typed.to_dict() != stored.to_dict():
         raise InputError(
-            f"--resume continues {run_dir}, a study of {stored.name!r}, but you named "
+            f"resume= continues {run_dir}, a study of {stored.name!r}, but you named "
             f"{typed.name!r}; drop the study name to resume it, or start a new run without "
-            "--resume"
+            "resume=",
+            params=("resume",),
         )
 
 

@@ -83,14 +83,16 @@ def rule_world(hypothesis: Hypothesis) -> RuleWorld:
     if hypothesis.rule_world is None:
         raise InputError(
             f"study {hypothesis.name!r} has no rule-based subjects: its hypothesis names no "
-            f"'rule_world' (registered worlds: {', '.join(RULE_WORLDS)}); use --subjects llm"
+            f"'rule_world' (registered worlds: {', '.join(RULE_WORLDS)}); use subjects='llm'",
+            params=("subjects",),
         )
     try:
         return RULE_WORLDS[hypothesis.rule_world]
     except KeyError:
         raise InputError(
             f"study {hypothesis.name!r} names the rule world {hypothesis.rule_world!r}, which "
-            f"does not exist; use one of {', '.join(RULE_WORLDS)}, or --subjects llm"
+            f"does not exist; use one of {', '.join(RULE_WORLDS)}, or subjects='llm'",
+            params=("subjects",),
         ) from None
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from silicolab.envs.causalab.dsl import Hypothesis
-from silicolab.envs.causalab.metrics_core import (
+from silicolab.envs.causalab.metrics._core import (
     CONSISTENCY_TOL,
     CONSISTENCY_TOL_STRICT,
     EdgesLike,

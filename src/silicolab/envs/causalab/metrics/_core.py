@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from silicolab.envs.causalab.dsl import Hypothesis
-from silicolab.envs.causalab.dsl_equation import normalize_name
+from silicolab.envs.causalab.dsl._equation import normalize_name
 from silicolab.envs.causalab.suite import TARGET
 from silicolab.scm import CausalGraph, imec_size
 from silicolab.scm.metrics import Scores, ancestor_roots, edge_scores, parent_scores, scores

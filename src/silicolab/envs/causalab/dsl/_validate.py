@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from silicolab.core.errors import InputError
-from silicolab.envs.causalab.dsl_equation import Equation, classify, normalize_name, suggest
-from silicolab.envs.causalab.dsl_family import effective_properties
+from silicolab.envs.causalab.dsl._equation import Equation, classify, normalize_name, suggest
+from silicolab.envs.causalab.dsl._family import effective_properties
 from silicolab.envs.causalab.suite import TARGET
 from silicolab.scm import CausalGraph
 

@@ -5,7 +5,7 @@ Each agent turn is one JSON object with the keys ``memory``, ``thought``, ``past
 ``chosen_dialog_option_int``, or ``value``). :func:`extract_json` finds that object in a raw
 LLM reply (§5.2); :func:`parse_record` validates it (§5.4) and returns precise error
 sentences the model can act on, which :func:`repair_message` turns into the re-prompt.
-State carry-over between steps lives in :mod:`silicolab.envs.causalab.dsl_state`.
+State carry-over between steps lives in :mod:`silicolab.envs.causalab.dsl._state`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from silicolab.core.errors import InputError
-from silicolab.envs.causalab.dsl_equation import (
+from silicolab.envs.causalab.dsl._equation import (
     evaluate,
     normalize_name,
     parse_equation,
 )
-from silicolab.envs.causalab.dsl_state import DSLState, repair_message
-from silicolab.envs.causalab.dsl_validate import (
+from silicolab.envs.causalab.dsl._validate import (
     ACTION_KEYS,
     DSL_KEYS,
     check_action,
@@ -36,20 +35,6 @@ from silicolab.envs.causalab.dsl_validate import (
 )
 from silicolab.envs.causalab.suite import TARGET
 from silicolab.scm import CausalGraph
-
-__all__ = [
-    "ACTION_KEYS",
-    "DSL_KEYS",
-    "DSLRecord",
-    "DSLState",
-    "Hypothesis",
-    "ParseOutcome",
-    "extract_json",
-    "extract_json_with_error",
-    "normalize_name",
-    "parse_record",
-    "repair_message",
-]
 
 
 @dataclass(frozen=True)

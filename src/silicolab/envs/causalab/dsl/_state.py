@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from silicolab.envs.causalab.dsl import DSLRecord
+    from silicolab.envs.causalab.dsl._record import DSLRecord
 
 STATE_FIELD_CHARS = 4000
 HISTORY_CHARS = 16384

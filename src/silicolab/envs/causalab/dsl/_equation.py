@@ -5,7 +5,7 @@ An equation is ``resonanceFreq = <expr>`` or a bare ``<expr>``. The expression m
 and identifiers. Identifiers are either *variables* (declared properties) or *coefficients*
 (``base``, ``c_<var>``, and in the quadratic family ``c_<var>_1`` / ``c_<var>_2``). Each
 term must also lie in the episode's declared family (linear or quadratic), checked by
-:func:`~silicolab.envs.causalab.dsl_family.family_errors`.
+:func:`~silicolab.envs.causalab.dsl._family.family_errors`.
 
 The expression is never passed to ``eval``: :func:`evaluate` walks the checked AST, so an
 LLM-written string can only ever do arithmetic.
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from silicolab.envs.causalab.dsl_family import family_errors
+from silicolab.envs.causalab.dsl._family import family_errors
 from silicolab.envs.causalab.suite import TARGET
 
 _BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
@@ -170,7 +170,7 @@ def parse_equation(
     text: str, properties: Sequence[str], family: str = "linear"
 ) -> tuple[Equation | None, list[str]]:
     """Check one ``freq_equation`` string against the grammar, the declared names and the
-    episode's equation ``family`` (:mod:`~silicolab.envs.causalab.dsl_family`).
+    episode's equation ``family`` (:mod:`~silicolab.envs.causalab.dsl._family`).
 
     Returns the parsed :class:`Equation` (None on any error) and the error sentences.
     """

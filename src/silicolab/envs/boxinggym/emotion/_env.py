@@ -2,11 +2,11 @@
 
 The environment and its goal. A design is a wheel spin (three prizes, their probabilities, the
 prize won); the outcome is eight Likert ratings drawn from the latent model of
-:mod:`~silicolab.envs.boxinggym.emotion_model` (likelihood tables, dynamics of the ratings).
+:mod:`~silicolab.envs.boxinggym.emotion._model` (likelihood tables, dynamics of the ratings).
 The agent sees only the participant's *sentence* about the ratings (from a language model when
-``llm=`` is given, else a template; see :mod:`~silicolab.envs.boxinggym.emotion_participant`);
+``llm=`` is given, else a template; see :mod:`~silicolab.envs.boxinggym.emotion._participant`);
 EIG, posterior and scoring use the numeric ratings. The posterior is per-emotion importance
-sampling with resample-move rejuvenation (:mod:`~silicolab.envs.boxinggym.emotion_posterior`).
+sampling with resample-move rejuvenation (:mod:`~silicolab.envs.boxinggym.emotion._posterior`).
 
 Fidelity: ``fixed`` uses the prize won (``prizes[win]``) everywhere and accepts probabilities
 summing to 1 within 1e-6; ``faithful`` reproduces the upstream bug that random designs and
@@ -32,7 +32,7 @@ from silicolab.envs.boxinggym.base import (
     Theta,
     theta_size,
 )
-from silicolab.envs.boxinggym.emotion_model import (
+from silicolab.envs.boxinggym.emotion._model import (
     EMOTION_OFFSET,
     EMOTIONS,
     PRIOR,
@@ -47,12 +47,12 @@ from silicolab.envs.boxinggym.emotion_model import (
     standard_draws,
     to_likert,
 )
-from silicolab.envs.boxinggym.emotion_participant import (
+from silicolab.envs.boxinggym.emotion._participant import (
     PARTICIPANT_SYSTEM,
     participant_prompt,
     template_sentence,
 )
-from silicolab.envs.boxinggym.emotion_posterior import emotion_posterior
+from silicolab.envs.boxinggym.emotion._posterior import emotion_posterior
 from silicolab.envs.boxinggym.participant_text import SpeakingParticipantEnv
 from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 from silicolab.llm.base import LanguageModel
@@ -322,7 +322,7 @@ class Emotion(SpeakingParticipantEnv):
     ) -> Theta:
         """Per-emotion prior importance sampling from ``max(20 n, 20000)`` proposals, with
         resample-move rejuvenation of the emotions whose weights are degenerate
-        (:func:`~silicolab.envs.boxinggym.emotion_posterior.emotion_posterior`); the exact
+        (:func:`~silicolab.envs.boxinggym.emotion._posterior.emotion_posterior`); the exact
         prior without data. :attr:`rejuvenation` reports the moves per rejuvenated emotion.
         """
         data = self.data if data is None else data

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from silicolab.envs.boxinggym.base import PosteriorUnavailable, Theta
-from silicolab.envs.boxinggym.lotka_volterra_model import (
+from silicolab.envs.boxinggym.lotka_volterra._model import (
     NAMES,
     POSITIVE_U,
     PRED0,
@@ -41,7 +41,7 @@ from silicolab.envs.boxinggym.smc import (
 )
 
 #: ABC distances and exactness flags of standardised points at a tolerance (see
-#: :func:`~silicolab.envs.boxinggym.lotka_volterra_model.data_distance`).
+#: :func:`~silicolab.envs.boxinggym.lotka_volterra._model.data_distance`).
 Measure = Callable[[np.ndarray, float], tuple[np.ndarray, np.ndarray]]
 
 
@@ -94,7 +94,7 @@ def constrained_smc(
     """``n`` exact posterior samples of the deterministic model by ABC-SMC to exactness.
 
     ``positive`` truncates the prior to positive rates (fixed fidelity's prior, see
-    :mod:`~silicolab.envs.boxinggym.lotka_volterra_model`): initial draws are redrawn and moves
+    :mod:`~silicolab.envs.boxinggym.lotka_volterra._model`): initial draws are redrawn and moves
     leaving the support rejected.
 
     Target: the prior restricted to parameters whose rounded, clipped states reproduce every

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from silicolab.envs.boxinggym.emotion_model import EMOTIONS, WheelDesign
+from silicolab.envs.boxinggym.emotion._model import EMOTIONS, WheelDesign
 
 
 def template_sentence(ratings: Sequence[int]) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from silicolab.envs.boxinggym.base import Theta
-from silicolab.envs.boxinggym.emotion_model import (
+from silicolab.envs.boxinggym.emotion._model import (
     CHUNK,
     PRIOR,
     from_standard,

@@ -1,17 +1,17 @@
 """Predator–prey: deterministic Lotka–Volterra populations observed at chosen times (§10).
 
 The environment and its goal. The model -- dynamics, priors, the rounded observation and the
-Taylor-series integrator -- is :mod:`~silicolab.envs.boxinggym.lotka_volterra_model`. The
+Taylor-series integrator -- is :mod:`~silicolab.envs.boxinggym.lotka_volterra._model`. The
 outcome is a deterministic function of θ, so ``p(y | θ, t)`` is 1 when the rounded, clipped
 state equals ``y`` and 0 otherwise (``log_likelihood`` returns 0 or ``-inf``).
 
 Posterior (:meth:`LotkaVolterra.posterior_sample`): the prior restricted to the θ that
 reproduce every observation exactly, by ABC-SMC to exactness
-(:mod:`~silicolab.envs.boxinggym.lotka_volterra_posterior`).
+(:mod:`~silicolab.envs.boxinggym.lotka_volterra._posterior`).
 
 EIG (fixed fidelity only): ``H[y | θ] = 0``, so ``EIG(t) = H[p(y | t, data)]``, the entropy of
 the posterior-predictive distribution of the observed pair
-(:mod:`~silicolab.envs.boxinggym.lotka_volterra_eig`), estimated from the N + M posterior
+(:mod:`~silicolab.envs.boxinggym.lotka_volterra._eig`), estimated from the N + M posterior
 samples ``nmc_eig`` supplies. States are cached per sample set on a time grid, so a design
 costs ~1 ms at 1000 samples. The published code had no EIG here, so faithful fidelity keeps
 ``supports_eig`` false and ``nmc_eig`` raises :class:`NotImplementedError`;
@@ -37,8 +37,8 @@ from silicolab.envs.boxinggym.base import (
     TimeDesignEnv,
     naive_message,
 )
-from silicolab.envs.boxinggym.lotka_volterra_eig import outcome_entropy
-from silicolab.envs.boxinggym.lotka_volterra_model import (
+from silicolab.envs.boxinggym.lotka_volterra._eig import outcome_entropy
+from silicolab.envs.boxinggym.lotka_volterra._model import (
     NAMES,
     POSITIVE_U,
     PRED0,
@@ -54,7 +54,7 @@ from silicolab.envs.boxinggym.lotka_volterra_model import (
     theta_of,
     true_state,
 )
-from silicolab.envs.boxinggym.lotka_volterra_posterior import check_data, constrained_smc
+from silicolab.envs.boxinggym.lotka_volterra._posterior import check_data, constrained_smc
 from silicolab.envs.boxinggym.parsing import literal_list, parse_float
 from silicolab.envs.boxinggym.text import answer_instruction, observe_instruction
 

@@ -1,6 +1,6 @@
 """The first code a sandboxed child runs: resource limits, an audit hook, then the agent's code.
 
-:mod:`silicolab.runtime.sandbox` starts ``python -s -P -B -X utf8 sandbox_boot.py '<json>'``
+:mod:`silicolab.runtime.sandbox` starts ``python -s -P -B -X utf8 _boot.py '<json>'``
 in a fresh working directory. This module then
 
 1. opens the *violations file* (outside the working directory, so it must happen before the
@@ -9,7 +9,7 @@ in a fresh working directory. This module then
    ``RLIMIT_CORE=0`` and, for non-root users, ``RLIMIT_NPROC`` (root ignores it);
 3. hides silicolab (off ``sys.path``, refused by a ``sys.meta_path`` finder) and, where the
    kernel has Landlock, restricts the process's file access to the read allow-list of
-   :mod:`sandbox_reads` (loaded by path: the child cannot import silicolab);
+   :mod:`_reads` (loaded by path: the child cannot import silicolab);
 4. installs a :func:`sys.addaudithook` hook (which Python code cannot remove) that raises
    :class:`PermissionError` on network access, process creation, file changes outside
    the working directory and reads outside the allow-list, recording each refusal first so
@@ -134,7 +134,7 @@ class Guard:
     ):
         self.root = os.path.realpath(workdir)
         self.roots = (self.root, *(os.path.realpath(d) for d in writable))
-        self.reads = reads  # a sandbox_reads.ReadPolicy, or None: reads unchecked
+        self.reads = reads  # a _reads.ReadPolicy, or None: reads unchecked
         self.record_fd = record_fd
         self.recorded = 0
         self.pid = os.getpid()
@@ -407,9 +407,9 @@ def run_code(source: str, guard: Guard) -> int:
 
 
 def _load_reads() -> types.ModuleType:
-    """:mod:`sandbox_reads`, loaded from the file next to this one under a name outside the
+    """:mod:`_reads`, loaded from the file next to this one under a name outside the
     ``silicolab`` package (which the agent's code must not be able to import)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_reads.py")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_reads.py")
     spec = importlib.util.spec_from_file_location("_sandbox_reads", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")

@@ -2,7 +2,7 @@
 
 :func:`run_python` (and :func:`arun_python` for event loops) writes the code and its input
 files into a fresh temporary working directory, runs it in a new session under
-:mod:`silicolab.runtime.sandbox_boot` — resource limits plus an audit hook that refuses
+:mod:`silicolab.runtime.sandbox._boot` — resource limits plus an audit hook that refuses
 network access, process creation, file changes outside the working directory and reads
 outside it and the libraries (enforced by the kernel's Landlock where there is one, with
 silicolab itself not importable, so the answer key stays out of reach) — kills
@@ -36,9 +36,9 @@ from typing import Any
 
 from silicolab.core.errors import InputError
 from silicolab.core.secrets import scrub_text
-from silicolab.runtime import sandbox_boot as boot
-from silicolab.runtime import sandbox_support as support
-from silicolab.runtime.sandbox_support import OutputCapture
+from silicolab.runtime.sandbox import _boot as boot
+from silicolab.runtime.sandbox import _support as support
+from silicolab.runtime.sandbox._support import OutputCapture
 
 #: Largest file :func:`run_python` returns from the working directory (bigger ones are
 #: skipped and named in the message).
@@ -236,7 +236,7 @@ def _relative_name(name: object, what: str) -> str:
 
 
 def _command(options: _Options, config: dict[str, object]) -> list[str]:
-    """The child's argv: ``[unshare --net --] python -s -P -B -X utf8 sandbox_boot.py cfg``.
+    """The child's argv: ``[unshare --net --] python -s -P -B -X utf8 _boot.py cfg``.
 
     ``-s``/``-P`` keep the user site and the script's directory off ``sys.path``; the
     environment is built from scratch, so no ``PYTHON*`` variable of the parent leaks (it is

@@ -15,7 +15,7 @@ child allows reads only of
 :class:`ReadPolicy` answers "may this path be read?" for the audit hook (every Python-level
 ``open``, ``os.listdir`` and ``os.scandir``), and :func:`apply_landlock` asks the Linux
 kernel (Landlock, 5.13 or later) to refuse every other read and write of this process and
-its children, which also stops C code and ctypes. :mod:`sandbox_boot` loads this file by
+its children, which also stops C code and ctypes. :mod:`_boot` loads this file by
 path before the agent's code runs; nothing here imports silicolab.
 """
 
@@ -126,7 +126,10 @@ def silicolab_paths(entries: Iterable[str]) -> list[str]:
     install or ``PYTHONPATH``) is hidden whole. The source tree this file lives in is
     hidden too.
     """
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # this file is src/silicolab/runtime/sandbox/_reads.py: four levels up is src/
+    here = os.path.abspath(__file__)
+    for _ in range(4):
+        here = os.path.dirname(here)
     hidden = [here] if os.path.isdir(os.path.join(here, "silicolab")) else []
     for entry in entries:
         if _is_site_dir(entry):

@@ -11,7 +11,7 @@ made* differs:
   ``max_retries`` times;
 * a coroutine function runs on **unit runners**, one async actor per node, each with an
   event loop running its share of the ``concurrency`` units at once (LLM-bound units
-  wait on the network, not on a CPU), fed in chunks (:mod:`silicolab.runtime.ray_runner`);
+  wait on the network, not on a CPU), fed in chunks (:mod:`silicolab.runtime.ray._runner`);
   a killed runner is restarted and its unfinished units are submitted again.
 
 Tasks and runners get the ``runtime_env`` that puts a source tree on ``PYTHONPATH`` only
@@ -19,7 +19,7 @@ when a node's workers could not import this silicolab otherwise (:func:`runtime_
 
 The function is serialized once per batch, inside :func:`silicolab.core.remote.shipping`,
 so a language model inside it ships as a worker-side client of services the driver owns
-(one limiter, cache and ledger for the whole cluster: :mod:`silicolab.llm.ray_service`).
+(one limiter, cache and ledger for the whole cluster: :mod:`silicolab.llm.ray._service`).
 Ray is imported only here, when a command checks its executor
 (:meth:`~silicolab.runtime.ExecutorChoice.check`) or a batch starts.
 """
@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 from silicolab.core.errors import InputError
 from silicolab.core.remote import RemoteSession, shipping, worker_runtime_env
 from silicolab.runtime.base import Executor, is_coroutine_function
-from silicolab.runtime.ray_runner import Feeder, UnitRunner
+from silicolab.runtime.ray._runner import Feeder, UnitRunner
 
 INSTALL_HINT = "--executor ray needs Ray: install silicolab[ray] (pip install 'silicolab[ray]')"
 #: Seconds to wait for a cluster address to accept a connection before giving up.

@@ -1,4 +1,4 @@
-"""The worker-side end of a model's :class:`~silicolab.llm.ray_service.LLMService`: its
+"""The worker-side end of a model's :class:`~silicolab.llm.ray._service.LLMService`: its
 ``begin`` and ``end`` requests, batched.
 
 A worker process runs many calls of one model at once (a unit runner runs its share of

@@ -13,7 +13,7 @@ does not travel as it is: :meth:`MeteredModel.__reduce_ex__` calls :func:`ship`,
   backend (each worker sends its own HTTP requests) and asks the service before and after
   each call: ``begin`` (a cache hit, or a slot and the budget) and ``end`` (release the
   slot, correct the token budget, store the answer, count it). A worker's begins and
-  ends travel batched (:mod:`silicolab.llm.ray_channel`, :meth:`LLMService.exchange`).
+  ends travel batched (:mod:`silicolab.llm.ray._channel`, :meth:`LLMService.exchange`).
 
 When a batch ends the calls the service counted are moved to the driver's model's ledger,
 so ``model.ledger.summary()`` counts the calls of every worker; the service stays with
@@ -40,7 +40,7 @@ from silicolab.llm.base import LanguageModel, ModelWrapper, PerLoop
 from silicolab.llm.cache import CachedModel, SQLiteCache, _as_hit, cache_key
 from silicolab.llm.ledger import Ledger, MeteredModel, Prices
 from silicolab.llm.limits import LimitedModel, TokenBucket
-from silicolab.llm.ray_channel import Channel
+from silicolab.llm.ray._channel import Channel
 from silicolab.llm.types import Completion, Request
 
 #: How long a concurrency slot may be held before the service takes it back (its worker
@@ -120,7 +120,7 @@ class LLMService:
     async def exchange(
         self, client: str, begins: list[tuple[Any, ...]], ends: list[Any], wait: bool
     ) -> list[tuple[int, Any, Any, BaseException | None]]:
-        """One message of a worker's :class:`~silicolab.llm.ray_channel.Channel`: apply
+        """One message of a worker's :class:`~silicolab.llm.ray._channel.Channel`: apply
         ``ends`` (freeing their slots), start ``begins`` (``(id, key, tag, reserve)``, plus
         ``True`` for a fresh call that skips the cache), and
         answer with this client's begins granted so far as ``(id, hit, lease, error)``.

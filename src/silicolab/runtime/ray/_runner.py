@@ -2,7 +2,7 @@
 
 A unit runner (one per node) runs coroutine units on its event loop. The driver does not
 make one actor call per unit: a :class:`Feeder` (one per runner and batch) sends units
-and fetches results in batches, as :mod:`silicolab.llm.ray_channel` does for LLM calls:
+and fetches results in batches, as :mod:`silicolab.llm.ray._channel` does for LLM calls:
 
 * a **submit** carries every unit queued since the previous submit left (at most one is
   in flight), and the runner starts each as a task of its own;

@@ -317,7 +317,7 @@ def hypothesis_command(
     from silicolab.llm.base import run_sync
     from silicolab.studies.design import factorial_size
     from silicolab.studies.files import write_hypothesis
-    from silicolab.studies.scientist_journal import ajournaled_hypothesis, open_chain
+    from silicolab.studies.scientist import ajournaled_hypothesis, open_chain
 
     if resume is None and (scenario is None or len(scenario.strip()) < 10):
         raise InputError("the scenario is empty or too short; describe it in a sentence")

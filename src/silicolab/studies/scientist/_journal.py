@@ -158,7 +158,7 @@ async def ajournaled_hypothesis(journal: StepJournal, model: Any) -> Any:
     is removed once the hypothesis is complete (the hypothesis file holds every
     decision)."""
     from silicolab.core.errors import LLMError, ParseFailure
-    from silicolab.studies.scientist import agenerate_hypothesis
+    from silicolab.studies.scientist._generate import agenerate_hypothesis
 
     s = journal.settings
     try:

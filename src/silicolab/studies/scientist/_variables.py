@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from silicolab.studies.hypothesis import Question, StudyVariable
-from silicolab.studies.scientist_schemas import (
+from silicolab.studies.scientist._schemas import (
     CauseTypeReply,
     Idea,
     MeasuredTypeReply,
@@ -28,7 +28,7 @@ from silicolab.studies.scientist_schemas import (
     scope_schema,
     variation_schema,
 )
-from silicolab.studies.scientist_steps import Scientist, slug, unique
+from silicolab.studies.scientist._steps import Scientist, slug, unique
 
 #: Deepest layer of causes that may still be realised during the run. The outcome's causes
 #: are layer 1 and may be mediators; a mediator's causes (layer 2, the recursion limit) are

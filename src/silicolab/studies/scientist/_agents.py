@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from silicolab.core.errors import InputError
 from silicolab.studies.hypothesis import AgentSpec, StudyVariable
-from silicolab.studies.scientist_schemas import (
+from silicolab.studies.scientist._schemas import (
     AgentsReply,
     OverlapReply,
     ProfileReply,
     check_values,
     protocol_schema,
 )
-from silicolab.studies.scientist_steps import Scientist, slug
+from silicolab.studies.scientist._steps import Scientist, slug
 
 
 async def propose_agents(sci: Scientist) -> list[AgentSpec]:

@@ -9,7 +9,7 @@ doubles (:mod:`silicolab.studies.scripted`) can tell the steps apart without par
 
 A step's ``sample_index`` is derived from the seed and the step's identity (e.g.
 ``price.units``), never from call order, so a rerun hits the exact-prompt LLM cache. With a
-:class:`~silicolab.studies.scientist_journal.StepJournal` every accepted reply is written
+:class:`~silicolab.studies.scientist._journal.StepJournal` every accepted reply is written
 as it is taken and a journaled step is replayed without a call (``study hypothesis
 --resume``); a step whose reply stayed invalid before is asked with a fresh sample
 identity (the cache holds the invalid one); a model error (no reply) leaves it as it was.
@@ -31,7 +31,7 @@ from silicolab.core.templates import render_template
 from silicolab.llm import LanguageModel, astructured
 from silicolab.studies.hypothesis import AgentSpec, Decision
 
-PROMPTS = Path(__file__).parent / "prompts"
+PROMPTS = Path(__file__).parents[1] / "prompts"
 #: How much of a bad reply an error message shows.
 REPLY_CUT = 300
 R = TypeVar("R", bound="Reply")

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from silicolab.sim.survey import parse_number
 from silicolab.studies.hypothesis import AGGREGATIONS, COORDINATOR, Protocol
-from silicolab.studies.scientist_steps import Reply, slug
+from silicolab.studies.scientist._steps import Reply, slug
 
 MeasuredType = Literal["continuous", "ordinal", "binary", "count"]
 CauseType = Literal["continuous", "ordinal", "nominal", "binary", "count"]

@@ -28,16 +28,16 @@ from silicolab.core.errors import InputError, ParseFailure
 from silicolab.core.sync import sync_twin
 from silicolab.llm import LanguageModel
 from silicolab.studies.hypothesis import Decision, Hypothesis
-from silicolab.studies.scientist_agents import (
+from silicolab.studies.scientist._agents import (
     build_profiles,
     choose_protocol,
     cross_check,
     propose_agents,
 )
-from silicolab.studies.scientist_journal import StepJournal
-from silicolab.studies.scientist_schemas import OutcomeReply
-from silicolab.studies.scientist_steps import Scientist, slug, unique
-from silicolab.studies.scientist_variables import build_measured
+from silicolab.studies.scientist._journal import StepJournal
+from silicolab.studies.scientist._schemas import OutcomeReply
+from silicolab.studies.scientist._steps import Scientist, slug, unique
+from silicolab.studies.scientist._variables import build_measured
 
 
 async def agenerate_hypothesis(
@@ -60,7 +60,7 @@ async def agenerate_hypothesis(
     the step; a chain whose pieces do not fit together raises one too (exit 3: the model's
     output is at fault, not the user's input).
 
-    ``journal`` (a :class:`~silicolab.studies.scientist_journal.StepJournal`) receives
+    ``journal`` (a :class:`~silicolab.studies.scientist._journal.StepJournal`) receives
     every accepted step as it is taken, and its accepted steps are replayed without a
     model call: a failed chain continues from its first missing step.
     """

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from silicolab.core.errors import InputError
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.core.sync import sync_twin
 from silicolab.llm import LanguageModel
 from silicolab.scm import PathEstimates
@@ -31,8 +32,6 @@ from silicolab.studies.scientist import (
     cross_check,
     propose_causes,
 )
-
-SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)

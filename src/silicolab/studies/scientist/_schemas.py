@@ -13,14 +13,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from silicolab.scm.variables import LEVELLED_TYPES, VARIABLE_TYPES, VariableType
+from silicolab.sim.conversation import Protocol
 from silicolab.sim.survey import parse_number
-from silicolab.studies.hypothesis import AGGREGATIONS, COORDINATOR, Protocol
+from silicolab.studies.aggregate import AGGREGATIONS, Aggregation
+from silicolab.studies.hypothesis import COORDINATOR
 from silicolab.studies.scientist._steps import Reply, slug
 
+#: The types an outcome or measured variable may have: any :data:`VariableType` but nominal.
 MeasuredType = Literal["continuous", "ordinal", "binary", "count"]
-CauseType = Literal["continuous", "ordinal", "nominal", "binary", "count"]
-Aggregation = Literal["min", "max", "mean", "mode", "median", "sum"]
-assert set(AGGREGATIONS) == set(Aggregation.__args__)  # type: ignore[attr-defined]
 
 
 class Idea(BaseModel):
@@ -62,7 +63,7 @@ class MeasuredTypeReply(Reply):
 
 
 class CauseTypeReply(Reply):
-    type: CauseType = Field(description="one of continuous, ordinal, nominal, binary, count")
+    type: VariableType = Field(description="one of " + ", ".join(VARIABLE_TYPES))
 
 
 class UnitsReply(Reply):
@@ -120,7 +121,7 @@ def check_values(kind: str, levels: tuple[str, ...], values: list[str]) -> None:
     if kind == "binary" and len(values) != 2:
         raise ValueError(f"a binary treatment has exactly two values, got {values}")
     outside = [v for v in values if v not in levels]
-    if levels and kind in ("ordinal", "nominal", "binary") and outside:
+    if levels and kind in LEVELLED_TYPES and outside:
         raise ValueError(f"values {outside} are not among the levels {list(levels)}")
 
 

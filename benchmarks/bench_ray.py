@@ -87,7 +87,7 @@ def one_command(kind: str, episodes: int) -> None:
     batch = round(time.perf_counter() - start, 3)
     print(json.dumps({"batch_s": batch, "accuracy": table.accuracy.tolist()}))
     if kind == "ray":  # as the CLI does when a command ends
-        from silicolab.runtime.ray_executor import leave_cluster
+        from silicolab.runtime.ray import leave_cluster
 
         leave_cluster()
 
@@ -200,7 +200,7 @@ def service_round_trip(calls: int = 300) -> dict[str, float]:
     import ray
 
     from silicolab.llm.ledger import Prices
-    from silicolab.llm.ray_service import LLMService
+    from silicolab.llm.ray._service import LLMService
     from silicolab.llm.types import Completion, Usage
 
     config = {"cache_path": None, "max_concurrency": None, "requests_per_minute": None,

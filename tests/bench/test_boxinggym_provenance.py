@@ -15,7 +15,7 @@ from silicolab.bench.boxinggym import _with_published, run_boxinggym_bench
 from silicolab.bench.harness import null_reasons
 from silicolab.cli.bench import table_rows
 from silicolab.envs import make
-from silicolab.envs.boxinggym.emotion_model import EMOTIONS
+from silicolab.envs.boxinggym.emotion._model import EMOTIONS
 from silicolab.report.bench import boxinggym_view
 
 HAPPINESS, SADNESS = EMOTIONS.index("happiness"), EMOTIONS.index("sadness")

@@ -240,7 +240,7 @@ def test_on_a_ray_cluster_a_fresh_call_skips_the_shared_cache(tmp_path: Path) ->
     import asyncio
 
     from silicolab.llm.ledger import Prices
-    from silicolab.llm.ray_service import LLMService
+    from silicolab.llm.ray._service import LLMService
     from silicolab.llm.types import Completion, Usage
 
     async def scenario() -> None:

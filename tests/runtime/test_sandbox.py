@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from silicolab.core.errors import InputError
-from silicolab.runtime import sandbox_support
 from silicolab.runtime.sandbox import SandboxResult, arun_python, run_python
+from silicolab.runtime.sandbox import _support as sandbox_support
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_syntax_error_and_exception_are_reported():
     res = run_python("x = 1\ny = x / 0\n")
     assert not res.ok and res.violation is None and res.returncode == 1
     assert 'File "agent_code.py", line 2' in res.stderr
-    assert "sandbox_boot" not in res.stderr  # the bootstrap's frames are hidden
+    assert "_boot.py" not in res.stderr  # the bootstrap's frames are hidden
     assert "ZeroDivisionError: division by zero" in res.message
     assert "\n" not in res.message
 
@@ -287,7 +287,7 @@ def _is_sandbox_busy_loop(pid: str) -> bool:
         state, ppid = Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[:2]
     except (OSError, ValueError):
         return False
-    booted = b"sandbox_boot.py" in cmdline and b"silicolab-sandbox-" in cmdline
+    booted = b"sandbox/_boot.py" in cmdline and b"silicolab-sandbox-" in cmdline
     return booted and int(ppid) == os.getpid() and state != b"Z"
 
 

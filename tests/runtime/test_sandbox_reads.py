@@ -16,7 +16,7 @@ import pytest
 
 import silicolab
 from silicolab.discovery import datasets
-from silicolab.runtime import sandbox_reads
+from silicolab.runtime.sandbox import _reads as sandbox_reads
 from silicolab.runtime.sandbox import run_python
 
 PACKAGE = Path(silicolab.__file__).resolve().parent

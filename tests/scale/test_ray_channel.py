@@ -9,8 +9,8 @@ from typing import Any
 
 from silicolab.llm.base import LanguageModel
 from silicolab.llm.ledger import Prices
-from silicolab.llm.ray_channel import Channel
-from silicolab.llm.ray_service import LLMService, ServiceModel
+from silicolab.llm.ray._channel import Channel
+from silicolab.llm.ray._service import LLMService, ServiceModel
 from silicolab.llm.types import Completion, Request, Usage
 
 

@@ -189,7 +189,7 @@ def test_a_runner_killed_mid_call_gives_its_slot_back_at_once(
 def test_tasks_reuse_the_jobs_workers_when_every_node_imports_silicolab() -> None:
     import ray
 
-    from silicolab.runtime.ray_executor import runtime_env_for
+    from silicolab.runtime.ray._executor import runtime_env_for
 
     # the test nodes start with this source tree on PYTHONPATH (tests/support/ray_cluster)
     assert runtime_env_for(ray) == {}
@@ -217,7 +217,7 @@ WARM_DRIVER = """
 import json, sys
 import cloudpickle, ray
 from silicolab.runtime import ExecutorChoice, RayExecutor
-from silicolab.runtime import ray_executor
+from silicolab.runtime.ray import _executor as ray_executor
 from tests.scale import units
 cloudpickle.register_pickle_by_value(units)
 ExecutorChoice("ray", sys.argv[1]).check()
@@ -259,7 +259,7 @@ def test_leave_cluster_keeps_a_connection_it_did_not_make() -> None:
     ``leave_cluster`` in this process must not cut it."""
     import ray
 
-    from silicolab.runtime.ray_executor import leave_cluster
+    from silicolab.runtime.ray._executor import leave_cluster
 
     assert ray.is_initialized()
     leave_cluster()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from silicolab.runtime.ray_runner import Feeder, UnitRunner
+from silicolab.runtime.ray._runner import Feeder, UnitRunner
 from tests.scale.conftest import require_ray
 from tests.scale.test_ray_channel import _Handle
 

@@ -13,7 +13,7 @@ import pytest
 
 from silicolab.core.errors import InputError
 from silicolab.llm.ledger import Ledger, Prices
-from silicolab.llm.ray_service import LLMService
+from silicolab.llm.ray._service import LLMService
 from silicolab.llm.types import Completion, Usage
 from silicolab.runtime import ExecutorChoice
 from silicolab.runtime.choice import LOCAL
@@ -84,7 +84,7 @@ def test_ledger_absorbs_another_ledgers_summary() -> None:
 
 def test_a_slot_lease_outlasts_any_call_with_its_retries() -> None:
     from silicolab.llm import load_model
-    from silicolab.llm.ray_service import DEFAULT_LEASE_S, _layers, lease_for
+    from silicolab.llm.ray._service import DEFAULT_LEASE_S, _layers, lease_for
 
     model = load_model("openai:m", base_url="http://127.0.0.1:9/v1", timeout_s=10, max_retries=2)
     assert lease_for(_layers(model)[2]) == 2 * (3 * 10 + 2 * 60)  # 3 attempts, 2 waits
@@ -123,7 +123,7 @@ def test_service_limits_caches_counts_and_reclaims_dead_slots(tmp_path: Any) -> 
 
 
 def test_tasks_queue_twice_the_cpu_slots_only_when_ray_bounds_them() -> None:
-    from silicolab.runtime.ray_executor import RayExecutor, _Batch
+    from silicolab.runtime.ray._executor import RayExecutor, _Batch
 
     tasks = _Batch(box=[], task=object(), slots=2)
     assert RayExecutor(8)._in_flight(tasks) == 4  # Ray runs 2; 2 more wait at hand

@@ -15,7 +15,7 @@ from silicolab.studies import (
     read_hypothesis,
     write_hypothesis,
 )
-from silicolab.studies.aggregate import RULES, aggregate
+from silicolab.studies.aggregate import AGGREGATIONS, aggregate
 from silicolab.studies.design import condition_id
 
 
@@ -122,7 +122,7 @@ def test_random_subset_is_seeded_and_bounded():
         make_design(mug, max_conditions=100)
 
 
-@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("rule", AGGREGATIONS)
 def test_aggregation_rules_match_statistics(rule):
     values = [3.0, None, 1.0, 4.0, 1.0, 5.0]
     present = [v for v in values if v is not None]

@@ -15,7 +15,7 @@ from silicolab.core.errors import InputError, ParseFailure
 from silicolab.llm import load_model
 from silicolab.studies import load_example, read_hypothesis
 from silicolab.studies.scientist import agenerate_hypothesis
-from silicolab.studies.scientist_journal import (
+from silicolab.studies.scientist._journal import (
     StepJournal,
     ajournaled_hypothesis,
     journal_path,

@@ -11,7 +11,7 @@ from silicolab.llm import load_model
 from silicolab.studies import Hypothesis, load_example
 from silicolab.studies.hypothesis import StudyVariable
 from silicolab.studies.scientist import agenerate_hypothesis, generate_hypothesis
-from silicolab.studies.scientist_steps import slug, unique
+from silicolab.studies.scientist._steps import slug, unique
 from silicolab.studies.scripted import scripted_scientist, step_of
 
 EXAMPLES = ["mug", "bail", "lawyer", "auction"]

@@ -304,7 +304,7 @@ def propose_hypothesis(
 
     from silicolab.core.sync import run_sync
     from silicolab.studies.files import write_hypothesis
-    from silicolab.studies.scientist_journal import ajournaled_hypothesis, open_chain
+    from silicolab.studies.scientist import ajournaled_hypothesis, open_chain
 
     if resume is None and (scenario is None or len(scenario.strip()) < 10):
         raise InputError(

@@ -319,7 +319,7 @@ def _leave_ray_cluster() -> None:
     """Leave a Ray cluster the command joined (``--executor ray``) before exiting: half a
     second sooner than Ray's exit hook (see ``ray_executor.leave_cluster``)."""
     if "ray" in sys.modules:
-        from silicolab.runtime.ray_executor import leave_cluster
+        from silicolab.runtime.ray import leave_cluster
 
         leave_cluster()
 

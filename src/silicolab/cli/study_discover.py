@@ -25,9 +25,9 @@ import typer
 from silicolab.cli.flow import shown_run_dir
 from silicolab.core.errors import InputError
 from silicolab.core.files import atomic_write_json, dumps
+from silicolab.core.records import SCHEMA_VERSION
 
 METHODS = ("ges", "pc")
-SCHEMA_VERSION = 1
 #: Fewest complete rows discovery runs on (and never fewer than variables + 3, which a
 #: Fisher-z test conditioning on all other variables needs).
 MIN_ROWS = 10

@@ -6,7 +6,8 @@ to fix it; the CLI prints that message as one line and exits with code 2 (no tra
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Any, Self
 
 
 class SilicolabError(Exception):
@@ -14,6 +15,14 @@ class SilicolabError(Exception):
 
     #: Process exit code the CLI uses for this error.
     exit_code: int = 1
+
+    def in_context(self, prefix: str, suffix: str = "") -> Self:
+        """This error again, its message framed as ``prefix: message`` + ``suffix``, every
+        other attribute (``raw``, ``attempts``, ``status``, ``params``) kept: for a caller
+        that knows where the error happened (raise it ``from`` the original)."""
+        framed = copy.copy(self)
+        framed.args = (f"{prefix}: {self}{suffix}", *self.args[1:])
+        return framed
 
 
 class InputError(SilicolabError, ValueError):

@@ -16,6 +16,13 @@ from silicolab.core.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
 
+#: The version of every record kind still at its first schema, written as an int. A kind
+#: whose schema changed names its own (the study and prediction records are at 2); episode
+#: records have written the same version as the string ``"1"`` since their first release,
+#: so :data:`silicolab.envs.base.SCHEMA_VERSION` is ``str(SCHEMA_VERSION)`` and old records
+#: still read.
+SCHEMA_VERSION = 1
+
 
 def model_from_record(model: type[M], data: Mapping[str, Any], what: str) -> M:
     """``model`` validated from ``data`` without its ``schema_version`` key; ``what`` names
@@ -27,4 +34,4 @@ def model_from_record(model: type[M], data: Mapping[str, Any], what: str) -> M:
         raise InputError(f"invalid {what}: {exc}") from exc
 
 
-__all__ = ["model_from_record"]
+__all__ = ["SCHEMA_VERSION", "model_from_record"]

@@ -31,13 +31,12 @@ import networkx as nx
 import numpy as np
 
 from silicolab.core.errors import InputError
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.scm.graph import CausalGraph, Edge, as_edge, cycle_text, find_cycle
 from silicolab.scm.partial_graph import PartialGraph
 
 if TYPE_CHECKING:
     from causallearn.utils.PCUtils.BackgroundKnowledge import BackgroundKnowledge
-
-SCHEMA_VERSION = 1
 
 
 def _pairs(items: Iterable[Any], what: str) -> tuple[Edge, ...]:

@@ -16,10 +16,9 @@ from typing import Any
 import numpy as np
 
 from silicolab.core.errors import InputError
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.scm.graph import CausalGraph
 from silicolab.scm.partial_graph import PartialGraph
-
-SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)

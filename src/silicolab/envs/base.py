@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from silicolab.core import records
 from silicolab.core.errors import InputError
 from silicolab.envs.errors import InvalidAction
 
@@ -24,8 +25,9 @@ Fidelity = Literal["fixed", "faithful"]
 FIDELITIES: tuple[str, ...] = ("fixed", "faithful")
 #: How a goal is scored: a mean error (lower is better) or an accuracy / success rate.
 GoalKind = Literal["error", "accuracy"]
-#: The ``schema_version`` of every record written by envs, scientists and benches.
-SCHEMA_VERSION = "1"
+#: The ``schema_version`` of every record written by envs, scientists and benches: the
+#: first schema's version as a string, the form these records have always had on disk.
+SCHEMA_VERSION = str(records.SCHEMA_VERSION)
 
 
 def check_fidelity(fidelity: Any) -> Fidelity:

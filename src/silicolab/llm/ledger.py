@@ -178,13 +178,13 @@ class MeteredModel(ModelWrapper):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # Shipped to a cluster's workers, the model becomes a client of services the
-        # driver owns, so limits, cache and ledger stay global (silicolab.llm.ray_service).
+        # driver owns, so limits, cache and ledger stay global (silicolab.llm.ray).
         from silicolab.core.remote import current_session
 
         session = current_session()
         if session is None:
             return super().__reduce_ex__(protocol)
-        from silicolab.llm.ray_service import ship
+        from silicolab.llm.ray import ship
 
         return ship(self, session)
 

@@ -17,7 +17,7 @@ from silicolab.runtime.progress import ProgressBar
 
 def __getattr__(name: str) -> Any:
     if name == "RayExecutor":  # lazy: the module is light, but keep imports explicit
-        from silicolab.runtime.ray_executor import RayExecutor
+        from silicolab.runtime.ray import RayExecutor
 
         return RayExecutor
     raise AttributeError(name)

@@ -12,7 +12,7 @@ the progress bar. A subclass implements only:
   connection and the shipped function) for one batch of ``fn``; what it yields is handed
   to every ``_call`` of that batch, so one executor can run several batches at once.
 
-:class:`~silicolab.runtime.ray_executor.RayExecutor` subclasses :class:`Executor` this way:
+:class:`~silicolab.runtime.ray.RayExecutor` subclasses :class:`Executor` this way:
 ``_session`` connects to the cluster and ships ``fn`` once, and ``_call`` returns ``await
 ref`` for one Ray task (Ray object refs are awaitable); resume, events and ordering come
 from here.

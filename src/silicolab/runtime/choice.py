@@ -35,10 +35,10 @@ class ExecutorChoice:
         """Fail now, before any run directory exists, if the executor cannot run: Ray not
         installed, or no cluster answering at ``address``. On Ray this joins the cluster
         and starts a worker process on every node without waiting
-        (:func:`~silicolab.runtime.ray_executor.warm_up`), so they come up while the
+        (:func:`~silicolab.runtime.ray.warm_up`), so they come up while the
         command prepares its run. Returns ``self``."""
         if self.kind == "ray":
-            from silicolab.runtime.ray_executor import connect, import_ray, warm_up
+            from silicolab.runtime.ray import connect, import_ray, warm_up
 
             ray = import_ray()
             connect(ray, self.address)
@@ -50,7 +50,7 @@ class ExecutorChoice:
         units are ``cpu_bound``, else the event loop; on Ray, tasks or unit runners
         according to the function (see :class:`~silicolab.runtime.RayExecutor`)."""
         if self.kind == "ray":
-            from silicolab.runtime.ray_executor import RayExecutor
+            from silicolab.runtime.ray import RayExecutor
 
             return RayExecutor(concurrency, address=self.address, description=description)
         from silicolab.runtime.executor import AsyncExecutor, ProcessExecutor

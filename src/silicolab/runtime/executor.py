@@ -6,7 +6,7 @@
   discovery algorithms); ``fn`` must be picklable, i.e. defined at module top level.
 
 Both share :class:`~silicolab.runtime.base.Executor`, so resume, events, ordering, error
-policy and progress behave identically; :class:`~silicolab.runtime.ray_executor.RayExecutor`
+policy and progress behave identically; :class:`~silicolab.runtime.ray.RayExecutor`
 (optional extra ``silicolab[ray]``) joins them the same way.
 """
 

@@ -34,11 +34,11 @@ import numpy as np
 import pandas as pd
 
 from silicolab.core.errors import InputError
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.scm.estimability import NotEstimable, check_estimable
 from silicolab.scm.estimation_design import build_design, lavaan_syntax, model_equations
 from silicolab.scm.variables import Variable
 
-SCHEMA_VERSION = 1
 TABLE_COLUMNS = ["lhs", "op", "rhs", "est", "se", "z", "p", "ci_low", "ci_high", "std_all"]
 
 

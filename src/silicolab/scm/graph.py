@@ -18,12 +18,12 @@ import networkx as nx
 import numpy as np
 
 from silicolab.core.errors import InputError
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.scm.variables import Variable
 
 if TYPE_CHECKING:
     from silicolab.scm.partial_graph import PartialGraph
 
-SCHEMA_VERSION = 1
 
 Edge = tuple[str, str]
 AdjacencyConvention = Literal["cause_row", "effect_row"]

@@ -28,11 +28,11 @@ from typing import Any
 import networkx as nx
 
 from silicolab.core.errors import InputError
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.scm.graph import CausalGraph, Edge, as_edge
 from silicolab.scm.partial_graph import PartialGraph
 
 GraphLike = CausalGraph | PartialGraph | Iterable[Any]
-SCHEMA_VERSION = 1
 IGNORED_COEFFICIENT_KEYS = frozenset({"base", "intercept", "const", "1"})
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from silicolab.core.errors import InputError
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.core.seeding import rng
 from silicolab.scm.graph import CausalGraph
 from silicolab.scm.mechanisms import (
@@ -37,7 +38,6 @@ from silicolab.scm.variables import Variable
 if TYPE_CHECKING:  # only sample() builds a DataFrame; simulators never need pandas
     import pandas as pd
 
-SCHEMA_VERSION = 1
 DEFAULT_NOISE = Noise.normal(0.0, 1.0)
 
 

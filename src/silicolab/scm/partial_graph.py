@@ -19,11 +19,11 @@ from typing import Any, Literal
 import numpy as np
 
 from silicolab.core.errors import InputError
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.scm.graph import CausalGraph, Edge
 
 Mark = Literal["tail", "arrow", "circle"]
 MARKS: tuple[Mark, ...] = ("tail", "arrow", "circle")
-SCHEMA_VERSION = 1
 
 
 class PartialGraph:

@@ -19,13 +19,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from silicolab.core.errors import InputError
-from silicolab.core.records import model_from_record
+from silicolab.core.records import SCHEMA_VERSION, model_from_record
 from silicolab.core.seeding import rng
 from silicolab.scm.graph import CausalGraph, Edge
 from silicolab.scm.mechanisms import LinearMechanism, Mechanism, Noise, QuadraticMechanism
 from silicolab.scm.model import SCM
-
-SCHEMA_VERSION = 1
 
 
 class RandomSCMSpec(BaseModel):

@@ -7,15 +7,17 @@ pydantic model so it can be shared between graphs, SCMs and studies without copi
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from silicolab.core.records import model_from_record
+from silicolab.core.records import SCHEMA_VERSION, model_from_record
 
+#: The types a variable can have: the one vocabulary of the scm, sim and studies layers.
 VariableType = Literal["continuous", "ordinal", "nominal", "binary", "count"]
-
-SCHEMA_VERSION = 1
+VARIABLE_TYPES: tuple[VariableType, ...] = get_args(VariableType)
+#: The types whose values are named levels (a question about one offers its levels).
+LEVELLED_TYPES: tuple[VariableType, ...] = ("ordinal", "nominal", "binary")
 
 
 class Variable(BaseModel):

@@ -146,18 +146,9 @@ class GenerativeAgent(Entity):
         index = stable_sample_index(self.name, step, self.sample_key)
         try:
             output = await self._answer(spec, system, question, index)
-        except ParseFailure as err:
-            raise ParseFailure(
-                f"{self.name}, act {step} ({spec.kind}): {err}; last reply: {cut(err.raw)!r}",
-                raw=err.raw,
-                attempts=err.attempts,
-            ) from err
-        except LLMError as err:
-            raise LLMError(
-                f"{self.name}, act {step} ({spec.kind}): {err}",
-                attempts=err.attempts,
-                status=err.status,
-            ) from err
+        except (ParseFailure, LLMError) as err:
+            reply = f"; last reply: {cut(err.raw)!r}" if isinstance(err, ParseFailure) else ""
+            raise err.in_context(f"{self.name}, act {step} ({spec.kind})", reply) from err
         spec.validate(output)
         self.log.add(
             StepLog(step, self.name, spec.kind, output, {**contexts, CALL_TO_ACTION_KEY: question})
@@ -196,11 +187,7 @@ class GenerativeAgent(Entity):
         except ParseFailure as err:
             repaired = repair_choice(err.raw, spec.options) if err.raw else None
             if repaired is None:
-                raise ParseFailure(
-                    f"no valid choice among {list(spec.options)}: {err}",
-                    raw=err.raw,
-                    attempts=err.attempts,
-                ) from err
+                raise err.in_context(f"no valid choice among {list(spec.options)}") from err
             return repaired
         return spec.options[picked]
 

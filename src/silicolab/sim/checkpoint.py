@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from silicolab.core.errors import InputError
 from silicolab.core.files import atomic_write_json, read_json_file
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.sim.game_master import Attempt, Clock
 from silicolab.sim.log import EpisodeLog
 
 if TYPE_CHECKING:
     from silicolab.sim.entity import Entity
     from silicolab.sim.game_master import GameMaster
-
-SCHEMA_VERSION = 1
 
 
 def rng_state(rng: Any) -> dict[str, Any]:

@@ -22,10 +22,11 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
 from silicolab.core.errors import InputError, ParseFailure
 from silicolab.core.sync import sync_twin
+from silicolab.scm.variables import LEVELLED_TYPES, VARIABLE_TYPES, VariableType
 from silicolab.sim.entity import ActionSpec, Entity
 
 __all__ = [
@@ -38,8 +39,6 @@ __all__ = [
     "parse_number",
 ]
 
-VARIABLE_TYPES = ("continuous", "ordinal", "nominal", "binary", "count")
-VariableType = Literal["continuous", "ordinal", "nominal", "binary", "count"]
 NA = "NA"
 Value = float | int | str | None
 
@@ -72,7 +71,7 @@ class SurveyQuestion:
         levels = tuple(str(level) for level in self.levels)
         if self.type == "binary" and not levels:
             levels = ("no", "yes")
-        if self.type in ("ordinal", "nominal", "binary") and len(levels) < 2:
+        if self.type in LEVELLED_TYPES and len(levels) < 2:
             raise InputError(f"{self.type} question {self.variable!r} needs at least two levels")
         if self.type == "binary" and len(levels) != 2:
             raise InputError(f"binary question {self.variable!r} needs exactly two levels")

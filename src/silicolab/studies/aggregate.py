@@ -10,11 +10,13 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 from silicolab.core.errors import InputError
 
-RULES = ("min", "max", "mean", "mode", "median", "sum")
+#: The six rules that combine several answers about one variable (the one vocabulary).
+Aggregation = Literal["min", "max", "mean", "mode", "median", "sum"]
+AGGREGATIONS: tuple[Aggregation, ...] = get_args(Aggregation)
 
 
 def aggregate(values: Sequence[Any], rule: str, type_: str = "continuous") -> Any:
@@ -22,8 +24,8 @@ def aggregate(values: Sequence[Any], rule: str, type_: str = "continuous") -> An
 
     Nominal values (text) accept only ``mode``; ties in ``mode`` go to the value seen
     first, so the result does not depend on set ordering."""
-    if rule not in RULES:
-        raise InputError(f"unknown aggregation {rule!r}; use one of {', '.join(RULES)}")
+    if rule not in AGGREGATIONS:
+        raise InputError(f"unknown aggregation {rule!r}; use one of {', '.join(AGGREGATIONS)}")
     present = [v for v in values if v is not None]
     if not present:
         return None
@@ -47,4 +49,4 @@ def aggregate(values: Sequence[Any], rule: str, type_: str = "continuous") -> An
     }[rule](numbers)
 
 
-__all__ = ["RULES", "aggregate"]
+__all__ = ["AGGREGATIONS", "Aggregation", "aggregate"]

@@ -4,7 +4,7 @@ The causes of the outcome whose path is not significant (``p >= alpha``) are dro
 together with anything that only fed them (a dropped mediator's own causes); the scientist
 model is shown what was tested and proposes ``n_new`` new causes fixed before the run,
 which are built exactly as in hypothesis generation
-(:func:`~silicolab.studies.scientist_variables.build_cause`); the §6.2.1 overlap check is
+(:func:`~silicolab.studies.scientist.build_cause`); the §6.2.1 overlap check is
 run again for the new attributes. Agents and the conversation protocol stay the same;
 derived variables (and the theory) stay when every cause they use does; the follow-on is
 run by language-model subjects, never a rule-based world. Every drop, keep and addition is
@@ -20,15 +20,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from silicolab.core.errors import InputError
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.core.sync import sync_twin
 from silicolab.llm import LanguageModel
 from silicolab.scm import PathEstimates
 from silicolab.studies.hypothesis import Decision, Hypothesis, StudyVariable
-from silicolab.studies.scientist_agents import cross_check
-from silicolab.studies.scientist_steps import Scientist
-from silicolab.studies.scientist_variables import MAX_DEPTH, build_cause, propose_causes
-
-SCHEMA_VERSION = 1
+from silicolab.studies.scientist import (
+    MAX_DEPTH,
+    Scientist,
+    build_cause,
+    cross_check,
+    propose_causes,
+)
 
 
 @dataclass(frozen=True)

@@ -32,17 +32,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from silicolab.sim.conversation import PROTOCOLS
-from silicolab.sim.survey import VARIABLE_TYPES, parse_number
+from silicolab.core.records import SCHEMA_VERSION
+from silicolab.scm.variables import LEVELLED_TYPES, VARIABLE_TYPES, VariableType
+from silicolab.sim.conversation import PROTOCOLS, Protocol
+from silicolab.sim.survey import parse_number
+from silicolab.studies.aggregate import AGGREGATIONS, Aggregation
 from silicolab.studies.derived import check_names, parse_expression
 
-SCHEMA_VERSION = 1
 COORDINATOR = "coordinator"
-AGGREGATIONS = ("min", "max", "mean", "mode", "median", "sum")
-Protocol = Literal[
-    "ordered", "random", "central_ordered", "central_random", "coordinator_before",
-    "coordinator_after",
-]  # fmt: skip
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -109,14 +106,14 @@ class StudyVariable(_Strict):
 
     name: str
     role: Literal["outcome", "mediator", "cause"]
-    type: Literal["continuous", "ordinal", "nominal", "binary", "count"]
+    type: VariableType
     units: str = ""
     description: str = ""
     operationalization: str = ""
     levels: list[str] = Field(default_factory=list)
     # measured variables
     questions: list[Question] = Field(default_factory=list)
-    aggregation: Literal["min", "max", "mean", "mode", "median", "sum"] = "mean"
+    aggregation: Aggregation = "mean"
     causes: list[str] = Field(default_factory=list)
     # treatments
     values: list[str] = Field(default_factory=list)
@@ -137,7 +134,7 @@ class StudyVariable(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> StudyVariable:
-        if self.type in ("ordinal", "nominal", "binary") and self.measured and not self.levels:
+        if self.type in LEVELLED_TYPES and self.measured and not self.levels:
             raise ValueError(f"a {self.type} variable needs its levels, lowest first")
         if self.type == "binary" and self.levels and len(self.levels) != 2:
             raise ValueError(f"a binary variable has exactly two levels, got {self.levels}")
@@ -171,7 +168,7 @@ class StudyVariable(_Strict):
         if self.type == "binary" and len(self.values) != 2:
             raise ValueError(f"a binary cause has exactly two values, got {self.values}")
         outside = [v for v in self.values if self.levels and v not in self.levels]
-        if outside and self.type in ("ordinal", "nominal", "binary"):
+        if outside and self.type in LEVELLED_TYPES:
             raise ValueError(f"treatment values {outside} are not among levels {self.levels}")
 
     def numeric(self, value: str) -> float | str:

@@ -58,7 +58,7 @@ from silicolab.studies.predict_schemas import (
     scoring_notes,
     treatment_texts,
 )
-from silicolab.studies.scientist_steps import Scientist
+from silicolab.studies.scientist import Scientist
 from silicolab.studies.theory import mse, theory_scores, theory_values
 
 SCHEMA_VERSION = 2

@@ -11,7 +11,7 @@ import pandas as pd
 from pydantic import BaseModel, Field, field_validator
 
 from silicolab.studies.hypothesis import Hypothesis
-from silicolab.studies.scientist_steps import Reply
+from silicolab.studies.scientist import Reply
 
 
 class PredictionReply(Reply):

@@ -22,7 +22,7 @@ from silicolab.envs.boxinggym.emotion import (
     rating_log_prob,
     rating_log_table,
 )
-from silicolab.envs.boxinggym.emotion_posterior import rejuvenate as _rejuvenate
+from silicolab.envs.boxinggym.emotion._posterior import rejuvenate as _rejuvenate
 from silicolab.envs.boxinggym.posterior import normalized_weights, systematic_resample
 from silicolab.llm import Request, load_model
 

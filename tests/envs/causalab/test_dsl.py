@@ -19,7 +19,7 @@ from silicolab.envs.causalab.dsl import (
     parse_record,
     repair_message,
 )
-from silicolab.envs.causalab.dsl_state import HISTORY_CHARS, STATE_FIELD_CHARS
+from silicolab.envs.causalab.dsl._state import HISTORY_CHARS, STATE_FIELD_CHARS
 from silicolab.envs.causalab.suite import TARGET
 
 PROPS = ["quantumSize", "density", "moisture"]

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from silicolab.core.errors import InputError, ParseFailure
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.core.sync import sync_twin
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac.algorithms import algorithm_info, check_algorithms
@@ -41,7 +42,6 @@ from silicolab.discovery.mac.templates import render
 from silicolab.discovery.result import GraphResult
 from silicolab.llm import LanguageModel
 
-SCHEMA_VERSION = 1
 DEFAULT_ALGORITHMS = ("pc", "exact", "direct_lingam", "ges", "fci", "cdnod")
 HEAD_ROWS = 5
 

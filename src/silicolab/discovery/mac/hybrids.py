@@ -24,6 +24,7 @@ from typing import Any
 import networkx as nx
 import pandas as pd
 
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.core.sync import sync_twin
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac.algorithms import algorithm_info
@@ -38,8 +39,6 @@ from silicolab.discovery.mac.common import (
 from silicolab.discovery.mac.debate import ameta_debate
 from silicolab.discovery.result import GraphResult, graph_edges
 from silicolab.llm import LanguageModel
-
-SCHEMA_VERSION = 1
 
 
 def verdicts_to_knowledge(

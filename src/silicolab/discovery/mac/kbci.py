@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from silicolab.core.errors import InputError, ParseFailure
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.core.sync import sync_twin
 from silicolab.discovery import statistical
 from silicolab.discovery.knowledge import Knowledge
@@ -68,7 +69,6 @@ from silicolab.llm import LanguageModel
 from silicolab.scm.graph import CausalGraph
 from silicolab.scm.partial_graph import PartialGraph
 
-SCHEMA_VERSION = 1
 MODULE = "llm_kbci"
 
 #: The statistical algorithm of each variant and whether it takes required edges (SCP gave

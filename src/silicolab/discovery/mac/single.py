@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from silicolab.core.errors import ParseFailure
+from silicolab.core.records import SCHEMA_VERSION
 from silicolab.core.sync import sync_twin
 from silicolab.discovery.knowledge import Knowledge
 from silicolab.discovery.mac.common import (
@@ -38,8 +39,6 @@ from silicolab.discovery.mac.schemas import question_key, single_agent_schema
 from silicolab.discovery.mac.templates import render
 from silicolab.discovery.result import GraphResult
 from silicolab.llm import LanguageModel
-
-SCHEMA_VERSION = 1
 
 
 async def _ask_source(

@@ -14,8 +14,8 @@ spread out again (resample-move). This module is the one implementation of both 
   :func:`particle_cholesky` (proposals shaped like the particle cloud).
 
 Users: :func:`~silicolab.envs.boxinggym.tempered_smc.smc_posterior` (adaptive tempering),
-:mod:`~silicolab.envs.boxinggym.emotion_posterior` (per-emotion importance sampling with
-rejuvenation) and :mod:`~silicolab.envs.boxinggym.lotka_volterra_posterior` (ABC-SMC to
+:mod:`~silicolab.envs.boxinggym.emotion._posterior` (per-emotion importance sampling with
+rejuvenation) and :mod:`~silicolab.envs.boxinggym.lotka_volterra._posterior` (ABC-SMC to
 exactness). Each keeps only what is its own: the proposal, the target ladder, when to stop.
 """
 

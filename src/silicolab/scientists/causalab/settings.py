@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from silicolab.core.errors import InputError
-from silicolab.envs.causalab.dsl_state import dump_json, truncate_field
+from silicolab.envs.causalab.dsl import dump_json, truncate_field
 
 if TYPE_CHECKING:
     from silicolab.envs.causalab.dsl import DSLState

@@ -30,6 +30,8 @@ from typing import Any
 
 import pytest
 
+import silicolab
+
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
@@ -49,7 +51,8 @@ class Block:
 
     @property
     def name(self) -> str:
-        return f"{self.page.relative_to(REPO)}:{self.line}"
+        page = self.page.relative_to(REPO) if self.page.is_relative_to(REPO) else self.page
+        return f"{page}:{self.line}"
 
 
 def _marker(lines: list[str], fence: int) -> tuple[str, str] | None:
@@ -93,9 +96,15 @@ TESTED = [b for b in ALL if b.skip is None]
 
 @pytest.fixture
 def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A temp cwd, no ``SILICOLAB_*`` settings, a private LLM cache and runs folder."""
-    for name in [n for n in os.environ if n.startswith("SILICOLAB_")]:
+    """A temp cwd, no ``SILICOLAB_*`` settings, a private LLM cache; no API keys, and
+    HTTP(S) beyond 127.0.0.1 goes to a proxy that is not there (the closed discard port)."""
+    for name in [n for n in os.environ if n.startswith("SILICOLAB_") or n.endswith("_API_KEY")]:
         monkeypatch.delenv(name)
+    for name in ("http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+        monkeypatch.setenv(name.upper(), "http://127.0.0.1:9")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("SILICOLAB_CACHE", str(tmp_path / "llm-cache.sqlite"))
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -133,7 +142,8 @@ def _doctest(block: Block) -> None:
 def _script(block: Block, cwd: Path) -> None:
     script = cwd / "snippet.py"
     script.write_text(block.code, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path[1:], str(REPO)])}
+    source = str(Path(silicolab.__file__).resolve().parent.parent)  # the tests' silicolab
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([source, os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run(
         [sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True,
         timeout=300,
@@ -172,3 +182,17 @@ def test_blocks_left_out() -> None:
     left_out = len(ALL) - len(TESTED)
     if left_out:
         pytest.skip(f"{left_out} of {len(ALL)} python blocks in the docs are marked no-test")
+
+
+def test_the_parser_reads_markers_and_a_wrong_block_fails(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\nx = 1\n```\n\n<!-- no-test: needs a key -->\n```python\nraise SystemExit\n```"
+        "\n<!-- test: continues -->\n\n```python\nassert x == 2, x\n```\n```bash\nls\n```\n",
+        encoding="utf-8",
+    )
+    first, untested, third = blocks(page)
+    assert (first.skip, untested.skip, third.skip) == (None, "needs a key", None)
+    assert third.continues and third.previous is first  # the untested block is passed over
+    with pytest.raises(AssertionError, match="1"):
+        _run(third, _namespace(third))  # x comes from the first block, and is not 2

@@ -40,6 +40,7 @@ SRC = Path(silicolab.__file__).resolve().parent.parent
 KERNEL = "silicolab-tests"
 CELL_TIMEOUT_S = 300
 HTML_TAG = "shows-html"
+_NOWHERE = "http://127.0.0.1:9"  # the discard port: nothing listens, a request fails at once
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # IPython colours its tracebacks
 
 
@@ -59,8 +60,13 @@ def _kernel_spec(folder: Path) -> KernelSpecManager:
 def _kernel_env(folder: Path) -> dict[str, str]:
     """The kernel's environment: no user settings (``SILICOLAB_*`` removed), this source
     first on the path (and the checkout's root, for ``tests.support``), runs and the LLM
-    cache in ``folder``, Jupyter's and IPython's state in ``folder`` too."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SILICOLAB_")}
+    cache in ``folder``, Jupyter's and IPython's state in ``folder`` too. Offline: no API
+    keys, and HTTP(S) beyond 127.0.0.1 goes to a proxy that is not there (a closed port)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("SILICOLAB_") and not k.endswith("_API_KEY")
+    }
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(SRC), str(REPO), env.get("PYTHONPATH", "")) if p
     )
@@ -71,6 +77,9 @@ def _kernel_env(folder: Path) -> dict[str, str]:
         JUPYTER_RUNTIME_DIR=str(folder / "jupyter-runtime"),
         MPLBACKEND="Agg",
     )
+    for name in ("http_proxy", "https_proxy", "all_proxy"):  # clients read either case
+        env[name] = env[name.upper()] = _NOWHERE
+    env["no_proxy"] = env["NO_PROXY"] = "127.0.0.1,localhost"
     return env
 
 
@@ -166,3 +175,13 @@ def test_a_failing_cell_fails_the_notebook(tmp_path: Path) -> None:
         execute(path, tmp_path / "run")
     assert "AssertionError" in str(failed.value)
     assert str(tmp_path / "run" / "runs") in str(failed.value)  # the kernel saw our env
+
+
+def test_a_result_cell_without_its_html_table_is_reported() -> None:
+    out = nbformat.v4.new_output
+    shown = nbformat.v4.new_code_cell("r", metadata={"tags": [HTML_TAG]})
+    shown.outputs = [out("execute_result", {"text/plain": "R()"}, execution_count=1)]
+    ok = nbformat.v4.new_code_cell("r", metadata={"tags": [HTML_TAG]})
+    ok.outputs = [out("display_data", {"text/html": "<div><table></table></div>"})]
+    nb = nbformat.v4.new_notebook(cells=[shown, ok])
+    assert _problems(nb) == ["cell 0 ('r') shows no HTML table"]

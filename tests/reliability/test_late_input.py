@@ -80,7 +80,7 @@ def test_resume_skips_a_run_that_failed_on_bad_input_and_says_so(tmp_path: Path)
     run, _ = open_run(tmp_path, "study", settings={}, resume=True, note=notes.append)
     assert run.path == older.path
     assert notes == [
-        f"note: --resume skips {bad.path}, which failed on bad input (InputError: condition "
+        f"note: resuming skips {bad.path}, which failed on bad input (InputError: condition "
         "c2 names an unknown column 'x'): its stored input would fail again"
     ]
     assert Run.open(bad.path).status == "failed"  # kept as it is: its finished unit too

@@ -133,7 +133,7 @@ def test_retry_failed_reruns_only_the_failed_conditions_with_fresh_calls(tmp_pat
 
         retried = cli([*args, "--retry-failed"], tmp_path)
         assert retried.returncode == 0, retried.stderr
-        assert f"reruns 2 failed unit(s) of runs/{run.path.name}" in retried.stderr
+        assert f"rerunning 2 failed unit(s) of runs/{run.path.name}" in retried.stderr
         # only the failed conditions' requests reached the server, each as often as a
         # well-behaved run of those conditions makes it
         assert Counter(replies.seen) == Counter(made[units[1]] + made[units[4]])

@@ -4,6 +4,7 @@ sees without Ray or without a reachable cluster, and the driver-side LLM service
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import subprocess
 import sys
@@ -32,7 +33,7 @@ def test_choice_makes_the_local_executors_and_checks_its_fields() -> None:
     assert isinstance(LOCAL.make(2, cpu_bound=False), AsyncExecutor)
     with pytest.raises(InputError, match="use one of local, ray"):
         ExecutorChoice("dask")  # type: ignore[arg-type]
-    with pytest.raises(InputError, match="--ray-address needs --executor ray"):
+    with pytest.raises(InputError, match=re.escape("ray_address= needs executor='ray'")):
         ExecutorChoice("local", "127.0.0.1:6379")
 
 

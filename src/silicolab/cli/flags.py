@@ -29,6 +29,8 @@ FLAGS: dict[str, str] = {
     "predict": "--predict|no --predict",
     "follow_on": "--follow-on|no --follow-on",
     "aggregate_replicates": "--aggregate-replicates|no --aggregate-replicates",
+    "folder": "--write",
+    "force": "--force|no --force",
 }
 
 _VALUE = r"""(?:'(?P<q1>[^']*)'|"(?P<q2>[^"]*)"|(?P<bare>[^\s,;:)]*))"""

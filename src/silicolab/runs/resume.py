@@ -83,7 +83,8 @@ def open_run(
             raise NothingFailed.found(run)
         raise InputError(
             f"the {run.kind} run {run.path} is finished and its record is kept as it is; "
-            "nothing to resume (start a new run without --resume)"
+            "nothing to resume (start a new run without resume=)",
+            params=("resume",),
         )
     stored = run.config
     given = dict(settings)
@@ -97,9 +98,10 @@ def open_run(
     ]
     if differences:
         raise InputError(
-            f"--resume continues {run.path} with its stored settings, but you gave "
-            f"{'; '.join(differences)}; drop those options to resume, or start a new run "
-            "without --resume"
+            f"resuming {run.path} reuses its stored settings, but you gave "
+            f"{'; '.join(differences)}; drop those to resume, or start a new run "
+            "without resume=",
+            params=("resume",),  # the settings are run.json's names, shown as they are
         )
     if retry_failed:
         _plan_retry(run, failed, note)
@@ -112,10 +114,10 @@ def _plan_retry(run: Run, failed: FailedRule, note: Callable[[str], None]) -> No
     run.retry_when_started(units)
     if units:
         shown = ", ".join(units[:5]) + (f" and {len(units) - 5} more" if len(units) > 5 else "")
-        note(f"note: --retry-failed reruns {len(units)} failed unit(s) of {run.path} with "
-             f"fresh model calls: {shown}")  # fmt: skip
+        note(f"note: rerunning {len(units)} failed unit(s) of {run.path} with fresh model "
+             f"calls: {shown}")  # fmt: skip
     else:
-        note(f"note: no unit of {run.path} failed; --retry-failed resumes it")
+        note(f"note: no unit of {run.path} failed; resuming it")
 
 
 def _find(
@@ -145,23 +147,25 @@ def _newest_to_resume(
     skipped = [r for r in newer if r.failed_on_input]
     if chosen is not None:
         for bad in skipped:
-            note(f"note: --resume skips {bad.path}, which failed on bad input "
+            note(f"note: resuming skips {bad.path}, which failed on bad input "
                  f"({_error(bad)}): its stored input would fail again")  # fmt: skip
         return chosen
     if skipped:
         raise InputError(
             f"no {kind} run under {root} to resume: the newest unfinished one, "
             f"{skipped[0].path}, failed on bad input ({_error(skipped[0])}) that its stored "
-            "settings would repeat; fix the input and start a new run without --resume"
+            "settings would repeat; fix the input and start a new run without resume=",
+            params=("resume",),
         )
     if not runs:
-        raise InputError(f"no {kind} run under {root} to resume; drop --resume")
+        raise InputError(f"no {kind} run under {root} to resume; drop resume=", params=("resume",))
     if retry_failed:
         raise NothingFailed.found(runs[0])
     raise InputError(
         f"every {kind} run under {root} is finished (the newest: {runs[0].path}) and "
         "its record is kept as it is; nothing to resume (start a new run without "
-        "--resume)"
+        "resume=)",
+        params=("resume",),
     )
 
 
@@ -179,7 +183,10 @@ def check_root(root: str | Path) -> None:
             break
         probe = probe.parent
     if probe.exists() and not probe.is_dir():
-        raise InputError(f"runs folder {root}: {probe} is a file; pass a folder with --runs-dir")
+        raise InputError(
+            f"runs folder {root}: {probe} is a file; pass a folder as runs_dir=",
+            params=("runs_dir",),
+        )
     try:
         root.mkdir(parents=True, exist_ok=True)
         test = root / ".silicolab-write-test"
@@ -188,7 +195,8 @@ def check_root(root: str | Path) -> None:
     except OSError as exc:
         raise InputError(
             f"cannot write run directories under {root} ({exc.strerror or exc}); "
-            "pass a writable folder with --runs-dir"
+            "pass a writable folder as runs_dir=",
+            params=("runs_dir",),
         ) from None
 
 

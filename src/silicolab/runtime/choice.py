@@ -27,9 +27,14 @@ class ExecutorChoice:
 
     def __post_init__(self) -> None:
         if self.kind not in EXECUTORS:
-            raise InputError(f"--executor {self.kind!r}: use one of {', '.join(EXECUTORS)}")
+            raise InputError(
+                f"executor={self.kind!r}: use one of {', '.join(EXECUTORS)}",
+                params=("executor",),
+            )
         if self.address is not None and self.kind != "ray":
-            raise InputError("--ray-address needs --executor ray")
+            raise InputError(
+                "ray_address= needs executor='ray'", params=("ray_address", "executor")
+            )
 
     def check(self) -> ExecutorChoice:
         """Fail now, before any run directory exists, if the executor cannot run: Ray not

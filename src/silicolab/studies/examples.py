@@ -38,14 +38,17 @@ def write_examples(folder: str | Path, *, force: bool = False) -> list[Path]:
 
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
-        raise InputError(f"--write takes a folder; {folder} is a file: name a folder")
+        raise InputError(
+            f"folder= takes a folder; {folder} is a file: name a folder", params=("folder",)
+        )
     texts = {folder / f"{name}.yaml": example_text(name) for name in EXAMPLES}
     edited = [path for path, text in texts.items() if _differs(path, text)]
     if edited and not force:
         names = ", ".join(path.name for path in edited)
         raise InputError(
-            f"{folder} has edited example files ({names}); nothing was written: add --force "
-            "to overwrite them, or --write another folder"
+            f"{folder} has edited example files ({names}); nothing was written: add "
+            "force=True to overwrite them, or pass another folder=",
+            params=("force", "folder"),
         )
     new = [path for path in texts if path not in edited and not path.exists()]
     written = []

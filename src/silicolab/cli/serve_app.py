@@ -101,18 +101,14 @@ def serve_local(
     if not json_out:
         typer.echo(f"starting llama.cpp for {file.path.name} ...", err=True)
     record = local.start_server(file, port=port, n_ctx=n_ctx, n_threads=threads)
-    if json_out:
-        status = "running" if background else "serving"
-        typer.echo(dumps({**_describe(record), "status": status}))
-    else:
-        _print_usage(record, running="serving")
-        typer.echo(
-            "stop it with: silicolab serve stop" if background else "Ctrl-C stops it.", err=True
-        )
     if background:
+        _announce(record, background=True, json_out=json_out)
         return
+    # From here a Ctrl-C or SIGTERM at any moment (even while the usage prints) stops the
+    # server: the record is visible to others as soon as start_server returns.
     previous = signal.signal(signal.SIGTERM, _raise_stop)
     try:
+        _announce(record, background=False, json_out=json_out)
         while local.read_record(record.alias) is not None:
             time.sleep(0.5)
         typer.echo("the server exited; see its log", err=True)
@@ -123,6 +119,18 @@ def serve_local(
         signal.signal(signal.SIGTERM, previous)
         local.stop_server(record)
     typer.echo("stopped", err=True)
+
+
+def _announce(record: Any, *, background: bool, json_out: bool) -> None:
+    """Print how to use the server that now runs (and how to stop it)."""
+    if json_out:
+        status = "running" if background else "serving"
+        typer.echo(dumps({**_describe(record), "status": status}))
+    else:
+        _print_usage(record, running="serving")
+        typer.echo(
+            "stop it with: silicolab serve stop" if background else "Ctrl-C stops it.", err=True
+        )
 
 
 @serve_app.command("status")

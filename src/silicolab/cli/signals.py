@@ -6,6 +6,15 @@ a CI timeout, a container stop) would otherwise end the process at once and leav
 marked ``running``; :func:`install` makes it raise :class:`Terminated`, a
 ``KeyboardInterrupt``, so both signals take the same path. Exit codes follow the shell
 convention: 128 + the signal number.
+
+SIGINT gets a handler of ours too, one that raises :class:`KeyboardInterrupt` at once, as
+Python's default does. Without it, :func:`asyncio.run` (Python 3.11+) replaces the default
+handler while its loop runs with one that only *requests* the cancellation of the main
+task; the request can be lost (a cancellation that meets a finishing timeout or a
+synchronous wait on a worker thread), and the command then ran to its end after Ctrl-C
+and reported the run ``finished`` (seen on a loaded machine). An exception in the main
+thread cannot be lost that way: every ``with run:`` block sees it and marks the run
+``interrupted``.
 """
 
 from __future__ import annotations
@@ -36,9 +45,17 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise Terminated(f"received signal {signum}")
 
 
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    del signum, frame
+    raise KeyboardInterrupt
+
+
 def install() -> None:
-    """Route SIGTERM through :class:`Terminated` (call once, from the main thread)."""
+    """Route SIGTERM through :class:`Terminated` and SIGINT straight to
+    :class:`KeyboardInterrupt` (module docstring; call once, from the main thread)."""
     signal.signal(signal.SIGTERM, _on_sigterm)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
 
 
 def received() -> bool:

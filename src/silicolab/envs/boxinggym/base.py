@@ -30,7 +30,7 @@ from silicolab.core import seeding
 from silicolab.core.errors import InputError
 from silicolab.envs.base import FIDELITIES, EnvSpec, Fidelity, check_fidelity
 from silicolab.envs.boxinggym import parsing
-from silicolab.envs.boxinggym.goal import Goal, Question, Score, SquaredErrorGoal
+from silicolab.envs.boxinggym.goal import Goal, ParameterGoal, Question, Score, SquaredErrorGoal
 from silicolab.envs.boxinggym.posterior import (
     grid_posterior,
     importance_posterior,
@@ -59,6 +59,7 @@ __all__ = [
     "Fidelity",
     "Goal",
     "InvalidDesign",
+    "ParameterGoal",
     "Question",
     "Score",
     "SquaredErrorGoal",

@@ -319,9 +319,10 @@ class BoxingEnv(ABC):
         ``inner`` has leading dim M (fixed: shared by all outer samples) or N*M (faithful: block
         n belongs to outer sample n). Override only for a non-standard published estimator.
         """
-        from silicolab.envs.boxinggym.eig import nmc_single
+        from silicolab.envs.boxinggym import eig
 
-        return nmc_single(self, design, outer, inner, estimator=estimator, rng=rng)
+        nmc = eig.nmc_fixed if estimator == "fixed" else eig.nmc_faithful
+        return nmc(self, design, outer, inner, rng)
 
     # records ----------------------------------------------------------------------------------
     def __repr__(self) -> str:

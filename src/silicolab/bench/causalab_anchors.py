@@ -114,6 +114,11 @@ def _regime(
     ]
 
 
+def _mini(provenance: Provenance, *rows: tuple[str, str, float]) -> list[Anchor]:
+    """GPT-5-mini's main-setting anchors ``(suite, metric, value)`` from one source."""
+    return [Anchor(s, "gpt-5-mini", m, v, provenance=provenance) for s, m, v in rows]
+
+
 _OBS, _MIX = "observation_only", "mixed_scaling"
 _HIDDEN = _text("§5.2 (Appendix Table 4, Fig. 8): one range over the count and range sweeps")
 _FREQNODE = _text("§5.2 (Appendix Table 4, Fig. 8): hidden disturbance on frequency")
@@ -139,18 +144,15 @@ PUBLISHED: tuple[Anchor, ...] = (
     *_regime("6nodes", "gpt-5-mini", _OBS, 30, 0.27),
     *_regime("6nodes", "gpt-5-mini", _MIX, 26, 0.44),
     # functional form (the paper's text; the blog figure differs: 46 / 0.47 / 0.66)
-    Anchor("4nodes", "gpt-5-mini", "weight_f1", 0.589, provenance=_text(_FORM)),
-    Anchor("4nodes", "gpt-5-mini", "root_f1", 0.559, provenance=_text(_FORM)),
-    Anchor("4nodes_quad_hard", "gpt-5-mini", "accuracy", 24, provenance=_text(_FORM)),
-    Anchor("4nodes_quad_hard", "gpt-5-mini", "weight_f1", 0.251, provenance=_text(_FORM)),
-    Anchor("4nodes_quad_hard", "gpt-5-mini", "root_f1", 0.829, provenance=_text(_FORM)),
-    Anchor(
-        "4nodes_quad_hard",
-        "gpt-5-mini",
-        "all_edge_f1",
-        0.74,
-        provenance=_figure("functional-form figure"),
+    *_mini(
+        _text(_FORM),
+        ("4nodes", "weight_f1", 0.589),
+        ("4nodes", "root_f1", 0.559),
+        ("4nodes_quad_hard", "accuracy", 24),
+        ("4nodes_quad_hard", "weight_f1", 0.251),
+        ("4nodes_quad_hard", "root_f1", 0.829),
     ),
+    *_mini(_figure("functional-form figure"), ("4nodes_quad_hard", "all_edge_f1", 0.74)),
     # hidden disturbance: one range over the count and range sweeps
     *(Anchor(s, "gpt-5-mini", "accuracy", 40, 54, provenance=_HIDDEN) for s in HIDDEN_OFF_TARGET),
     *(
@@ -164,12 +166,14 @@ PUBLISHED: tuple[Anchor, ...] = (
     Anchor("6nodes_golden", "gpt-5-mini", "accuracy", 44, provenance=_text("§5.3 (Fig. 4)")),
     Anchor("6nodes_golden", "gpt-5-mini", "all_edge_f1", 0.57, provenance=_GOLDEN_FIG),
     # early commitment and verification (4-node main setting unless noted)
-    Anchor("4nodes", "gpt-5-mini", "budget_used_success", 3.9, provenance=_blog(_EARLY)),
-    Anchor("4nodes", "gpt-5-mini", "budget_used_failure", 6.4, provenance=_blog(_EARLY)),
-    Anchor("5nodes", "gpt-5-mini", "budget_used_success", 8.9, provenance=_blog(_EARLY)),
-    Anchor("5nodes", "gpt-5-mini", "budget_used_failure", 9.1, provenance=_blog(_EARLY)),
-    Anchor("", "gpt-5-mini", "consistency_success", 90.8, provenance=_blog(_MATCH)),
-    Anchor("", "gpt-5-mini", "consistency_failure", 45.6, provenance=_blog(_MATCH)),
+    *_mini(
+        _blog(_EARLY),
+        ("4nodes", "budget_used_success", 3.9),
+        ("4nodes", "budget_used_failure", 6.4),
+        ("5nodes", "budget_used_success", 8.9),
+        ("5nodes", "budget_used_failure", 9.1),
+    ),
+    *_mini(_blog(_MATCH), ("", "consistency_success", 90.8), ("", "consistency_failure", 45.6)),
     Anchor(
         "4nodes",
         "gpt-5-mini",

@@ -15,6 +15,7 @@ causal-learn is imported inside each function so importing this module stays che
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import time
 from collections.abc import Collection, Iterator, Mapping
@@ -45,6 +46,7 @@ CI_TEST_PARAMS = frozenset(
 )
 PC_PARAMS = frozenset({"uc_rule", "uc_priority", "max_k", "verbose"})
 FCI_PARAMS = frozenset({"depth", "max_path_length", "verbose"})
+_CONSTRAINT = "causallearn.search.ConstraintBased."  # where PC and FCI live
 GES_PARAMS = frozenset({"maxP", "parameters"})
 EXACT_PARAMS = frozenset(
     {"use_path_extension", "use_k_cycle_heuristic", "k", "verbose", "max_parents"}
@@ -100,6 +102,43 @@ def _check_ci(method: str, indep_test: str, alpha: float) -> None:
         raise InputError(f"{method}: alpha must be between 0 and 1 (exclusive); got {alpha}")
 
 
+def _constraint_search(
+    method: str,
+    data: pd.DataFrame,
+    knowledge: Knowledge | None,
+    params: Mapping[str, Any],
+    allowed: frozenset[str],
+    *,
+    search: tuple[str, str],
+    alpha: float,
+    indep_test: tuple[str, str],
+    standardize: bool,
+    **options: Any,
+) -> tuple[list[str], Any]:
+    """The column names and what causal-learn's ``search`` (module, function) returns for
+    PC and FCI: the inputs checked by :func:`_prepare`, ``indep_test`` (the search's
+    keyword for it, the test's name), the array standardized on request, the knowledge as
+    ``BackgroundKnowledge``, the search's prints swallowed; ``options`` go to the search.
+    causal-learn is imported only once the input is good."""
+    names, x = _prepare(method, data, knowledge, params, allowed | CI_TEST_PARAMS)
+    _check_ci(method, indep_test[1], alpha)
+    bk = knowledge.to_causallearn(names) if knowledge else None
+    x = standardize_columns(x) if standardize else x
+    run = getattr(importlib.import_module(search[0]), search[1])
+    with _quiet():
+        out = run(
+            x,
+            alpha=alpha,
+            background_knowledge=bk,
+            show_progress=False,
+            node_names=names,
+            **{indep_test[0]: indep_test[1]},
+            **options,
+            **params,
+        )
+    return names, out
+
+
 def standardize_columns(x: np.ndarray) -> np.ndarray:
     """Zero mean, unit variance per column with ddof = 0, exactly as SCP's
     ``StandardScaler().fit_transform`` (bit-for-bit: Exact Search's tie-breaks notice)."""
@@ -148,23 +187,10 @@ def pc(
     native (causal-learn ``BackgroundKnowledge``). Extra ``params``: ``uc_rule``,
     ``uc_priority``, ``max_k``, ``verbose`` and the CI test's own options."""
     start = time.perf_counter()
-    names, x = _prepare("pc", data, knowledge, params, PC_PARAMS | CI_TEST_PARAMS)
-    _check_ci("pc", indep_test, alpha)
-    from causallearn.search.ConstraintBased.PC import pc as causallearn_pc
-
-    bk = knowledge.to_causallearn(names) if knowledge else None
-    x = standardize_columns(x) if standardize else x
-    with _quiet():
-        cg = causallearn_pc(
-            x,
-            alpha=alpha,
-            indep_test=indep_test,
-            stable=stable,
-            background_knowledge=bk,
-            show_progress=False,
-            node_names=names,
-            **params,
-        )
+    names, cg = _constraint_search(
+        "pc", data, knowledge, params, PC_PARAMS, search=(_CONSTRAINT + "PC", "pc"),
+        alpha=alpha, indep_test=("indep_test", indep_test), standardize=standardize, stable=stable,
+    )  # fmt: skip
     effective = dict(alpha=alpha, indep_test=indep_test, stable=stable, standardize=standardize)
     return GraphResult.since(
         start, "pc", from_causallearn_graph(cg.G, names), raw=cg, params=effective | params
@@ -183,22 +209,10 @@ def fci(
     """FCI: a PAG (circle marks allowed) that tolerates latent confounders. Knowledge is
     native. Extra ``params``: ``depth``, ``max_path_length``, ``verbose``, CI options."""
     start = time.perf_counter()
-    names, x = _prepare("fci", data, knowledge, params, FCI_PARAMS | CI_TEST_PARAMS)
-    _check_ci("fci", indep_test, alpha)
-    from causallearn.search.ConstraintBased.FCI import fci as causallearn_fci
-
-    bk = knowledge.to_causallearn(names) if knowledge else None
-    x = standardize_columns(x) if standardize else x
-    with _quiet():
-        g, edges = causallearn_fci(
-            x,
-            independence_test_method=indep_test,
-            alpha=alpha,
-            background_knowledge=bk,
-            show_progress=False,
-            node_names=names,
-            **params,
-        )
+    names, (g, edges) = _constraint_search(
+        "fci", data, knowledge, params, FCI_PARAMS, search=(_CONSTRAINT + "FCI", "fci"),
+        alpha=alpha, indep_test=("independence_test_method", indep_test), standardize=standardize,
+    )  # fmt: skip
     effective = dict(alpha=alpha, indep_test=indep_test, standardize=standardize)
     graph = from_causallearn_graph(g, names)
     return GraphResult.since(start, "fci", graph, raw=(g, edges), params=effective | params)

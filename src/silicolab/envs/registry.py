@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from silicolab.core.errors import InputError
-from silicolab.envs.base import Env, EnvSpec, GoalSpec
+from silicolab.envs.base import Env, EnvSpec, GoalKind, GoalSpec
 
 if TYPE_CHECKING:  # the families' classes, for the typed overloads of make only
     from silicolab.envs.boxinggym.base import BoxingEnv
@@ -149,20 +149,6 @@ def remake(env: Any, **overrides: Any) -> Env:
 _BOXINGGYM_SCIENTISTS = "silicolab.scientists.boxinggym.family:FAMILY"
 
 
-def _boxinggym(
-    name: str, module: str, title: str, *goals: GoalSpec, participants: bool = False
-) -> None:
-    register(
-        f"boxinggym/{name}",
-        f"silicolab.envs.boxinggym.{module}:make_{name}",
-        family="boxinggym",
-        title=title,
-        goals=goals,
-        participants_speak=participants,
-        scientists=_BOXINGGYM_SCIENTISTS,
-    )
-
-
 register(
     "causalab",
     "silicolab.envs.causalab.lab:make_lab",
@@ -171,44 +157,42 @@ register(
     goals=(GoalSpec(name="direct", kind="accuracy", label="Resonance frequency"),),
     scientists="silicolab.scientists.causalab.family:FAMILY",
 )
-# BoxingGym's ten environments, in the spec's order; titles and labels as the paper prints.
-_boxinggym(
-    "location_finding",
-    "location_finding",
-    "Location finding",
-    GoalSpec(name="direct", label="Signal"),
-    GoalSpec(name="source", label="Source", prior_only=True),
-)
-_boxinggym(
-    "hyperbolic_temporal_discount",
-    "hyperbolic",
-    "Hyperbolic",
-    GoalSpec(name="direct", kind="accuracy", label="Choice"),
-    GoalSpec(name="discount", label="Discount", prior_only=True),
-)
-_boxinggym(
-    "death_process",
-    "death_process",
-    "Death process",
-    GoalSpec(name="direct", label="Num infected"),
-    GoalSpec(name="infection", label="Infection rate", prior_only=True),
-)
-_boxinggym("irt", "irt", "IRT", GoalSpec(name="direct", label="Correctness"))
-_boxinggym("dugongs", "dugongs", "Dugongs", GoalSpec(name="direct", label="Length"))
-_boxinggym("peregrines", "peregrines", "Peregrines", GoalSpec(name="direct", label="Population"))
-_boxinggym(
-    "survival", "survival", "Mastectomy", GoalSpec(name="direct", kind="accuracy", label="Survival")
-)
-_boxinggym(
-    "lotka_volterra", "lotka_volterra", "Predator-prey", GoalSpec(name="direct", label="Population")
-)
-_boxinggym(
-    "emotion", "emotion", "Emotions", GoalSpec(name="direct", label="Prediction"), participants=True
-)
-_boxinggym(
-    "moral_machines",
-    "moral_machines",
-    "Moral machines",
-    GoalSpec(name="direct", kind="accuracy", label="Judgement"),
-    participants=True,
-)
+#: BoxingGym's ten environments, in the spec's order; titles and labels as the paper prints:
+#: id, ``module:`` + id where the module's name differs, title, the direct goal's metric
+#: kind and label, the prior-only parameter goal's ``name:label`` ("": none), and
+#: whether simulated participants speak.
+_BOXINGGYM: tuple[tuple[str, str, GoalKind, str, str, bool], ...] = (
+    ("location_finding", "Location finding", "error", "Signal", "source:Source", False),
+    ("hyperbolic:hyperbolic_temporal_discount", "Hyperbolic", "accuracy", "Choice",
+     "discount:Discount", False),
+    ("death_process", "Death process", "error", "Num infected", "infection:Infection rate", False),
+    ("irt", "IRT", "error", "Correctness", "", False),
+    ("dugongs", "Dugongs", "error", "Length", "", False),
+    ("peregrines", "Peregrines", "error", "Population", "", False),
+    ("survival", "Mastectomy", "accuracy", "Survival", "", False),
+    ("lotka_volterra", "Predator-prey", "error", "Population", "", False),
+    ("emotion", "Emotions", "error", "Prediction", "", True),
+    ("moral_machines", "Moral machines", "accuracy", "Judgement", "", True),
+)  # fmt: skip
+
+
+def _register_boxinggym() -> None:
+    """Register the rows of :data:`_BOXINGGYM` as ``boxinggym/<id>``."""
+    for where, title, kind, label, param, speak in _BOXINGGYM:
+        module, _, name = where.rpartition(":")
+        goals = [GoalSpec(name="direct", kind=kind, label=label)]
+        if param:
+            goal, _, goal_label = param.partition(":")
+            goals.append(GoalSpec(name=goal, label=goal_label, prior_only=True))
+        register(
+            f"boxinggym/{name}",
+            f"silicolab.envs.boxinggym.{module or name}:make_{name}",
+            family="boxinggym",
+            title=title,
+            goals=tuple(goals),
+            participants_speak=speak,
+            scientists=_BOXINGGYM_SCIENTISTS,
+        )
+
+
+_register_boxinggym()

@@ -20,6 +20,7 @@ directions becomes an undirected edge (see :func:`~.common.graph_from_pairs`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -40,13 +41,7 @@ from silicolab.discovery.mac.common import (
     variable_lines,
 )
 from silicolab.discovery.mac.panel import DEBATER_INSTRUCTIONS, SIDES, DebateSettings, Panel
-from silicolab.discovery.mac.questions import (
-    CONVENTION_NOTE,
-    Question,
-    ask_each_source,
-    collect_verdicts,
-    undecided_pairs,
-)
+from silicolab.discovery.mac.questions import CONVENTION_NOTE, Question, ask_each_source
 from silicolab.discovery.mac.schemas import judge_final_schema, judge_round_schema, question_key
 from silicolab.discovery.mac.templates import render
 from silicolab.discovery.result import GraphResult
@@ -279,32 +274,31 @@ async def ameta_debate(
     )
     meter = Meter(model, tag_prefix)
 
-    async def debate(source: str, questions: list[Question]) -> dict[str, Any]:
-        return await debate_source(
-            settings,
-            source=source,
-            questions=questions,
-            description=description,
-            variables=lines,
-            evidence_note=evidence_note,
-        )
-
-    debates = await ask_each_source(nodes, fixed, evidence, int(jobs), debate)
-    verdicts = collect_verdicts(fixed, debates)
-    undecided = undecided_pairs(verdicts)
+    debate = functools.partial(
+        debate_source,
+        settings,
+        description=description,
+        variables=lines,
+        evidence_note=evidence_note,
+    )
+    decided = await ask_each_source(nodes, fixed, evidence, int(jobs), debate)
+    debates = decided.records
     params = _meta_params(settings, int(jobs), debates)
-    params |= {"undecided": undecided, "knowledge": knowledge.to_dict() if knowledge else None}
+    params |= {
+        "undecided": decided.undecided,
+        "knowledge": knowledge.to_dict() if knowledge else None,
+    }
     table = [
         {"cause": c, "effect": e, "verdict": v, "by": "knowledge" if (c, e) in fixed else "debate"}
-        for (c, e), v in verdicts.items()
+        for (c, e), v in decided.verdicts.items()
     ]
     raw = {"schema_version": SCHEMA_VERSION, "module": "meta", "debates": debates}
     return meter.result(
         method,
-        graph_from_pairs(nodes, [pair for pair, value in verdicts.items() if value]),
+        graph_from_pairs(nodes, decided.yes),
         raw=raw | {"verdicts": table},
         params=params,
-        notes=_notes(verdicts, undecided, fixed),
+        notes=_notes(decided.verdicts, decided.undecided, fixed),
     )
 
 

@@ -47,15 +47,31 @@ def build_questions(
     ]
 
 
+@dataclass(frozen=True)
+class Decisions:
+    """What asking every source gave: the per-source ``records`` (node order), every
+    pair's ``verdicts`` (knowledge first) and the ``undecided`` pairs."""
+
+    records: list[dict[str, Any]]
+    verdicts: dict[Pair, bool | None]
+    undecided: list[list[str]]
+
+    @property
+    def yes(self) -> list[Pair]:
+        """The pairs decided causal: the edges of the graph."""
+        return [pair for pair, value in self.verdicts.items() if value]
+
+
 async def ask_each_source(
     nodes: Sequence[str],
     fixed: Mapping[Pair, bool],
     evidence: Mapping[Pair, str] | None,
     jobs: int,
-    ask: Callable[[str, list[Question]], Awaitable[dict[str, Any]]],
-) -> list[dict[str, Any]]:
-    """``ask(source, questions)`` for every source with questions left, at most ``jobs``
-    at a time; the records come back in node order."""
+    ask: Callable[..., Awaitable[dict[str, Any]]],
+) -> Decisions:
+    """``ask(source=, questions=)`` for every source with questions left, at most ``jobs``
+    at a time, and what the records decide: the one way the meta-debate and the
+    single-agent baseline turn answers into edges (records in node order)."""
     gate = asyncio.Semaphore(jobs)
 
     async def one(source: str) -> dict[str, Any] | None:
@@ -63,9 +79,11 @@ async def ask_each_source(
         if not questions:
             return None
         async with gate:
-            return await ask(source, questions)
+            return await ask(source=source, questions=questions)
 
-    return [r for r in await asyncio.gather(*(one(s) for s in nodes)) if r is not None]
+    records = [r for r in await asyncio.gather(*(one(s) for s in nodes)) if r is not None]
+    verdicts = collect_verdicts(fixed, records)
+    return Decisions(records, verdicts, undecided_pairs(verdicts))
 
 
 def collect_verdicts(
@@ -87,6 +105,7 @@ def undecided_pairs(verdicts: Mapping[Pair, bool | None]) -> list[list[str]]:
 
 __all__ = [
     "CONVENTION_NOTE",
+    "Decisions",
     "Question",
     "ask_each_source",
     "build_questions",

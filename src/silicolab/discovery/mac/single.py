@@ -9,6 +9,7 @@ source's questions undecided (no edge), named in ``notes`` and ``params["undecid
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -28,13 +29,7 @@ from silicolab.discovery.mac.common import (
     variable_lines,
 )
 from silicolab.discovery.mac.panel import DebateSettings
-from silicolab.discovery.mac.questions import (
-    CONVENTION_NOTE,
-    Question,
-    ask_each_source,
-    collect_verdicts,
-    undecided_pairs,
-)
+from silicolab.discovery.mac.questions import CONVENTION_NOTE, Question, ask_each_source
 from silicolab.discovery.mac.schemas import question_key, single_agent_schema
 from silicolab.discovery.mac.templates import render
 from silicolab.discovery.result import GraphResult
@@ -110,25 +105,17 @@ async def asingle_agent(
     )
     meter = Meter(model, tag_prefix)
 
-    async def ask(source: str, questions: list[Question]) -> dict[str, Any]:
-        return await _ask_source(
-            settings,
-            source=source,
-            questions=questions,
-            description=description,
-            variables=lines,
-            max_tokens=max_tokens,
-        )
-
-    calls = await ask_each_source(nodes, fixed, None, max(1, int(jobs)), ask)
-    verdicts = collect_verdicts(fixed, calls)
-    undecided = undecided_pairs(verdicts)
+    ask = functools.partial(
+        _ask_source, settings, description=description, variables=lines, max_tokens=max_tokens
+    )
+    decided = await ask_each_source(nodes, fixed, None, max(1, int(jobs)), ask)
+    calls, undecided = decided.records, decided.undecided
     notes = [CONVENTION_NOTE]
     if undecided:
         notes.append(f"{len(undecided)} question(s) undecided (invalid replies), no edge")
     return meter.result(
         "mac_single_agent",
-        graph_from_pairs(nodes, [p for p, v in verdicts.items() if v]),
+        graph_from_pairs(nodes, decided.yes),
         raw={"schema_version": SCHEMA_VERSION, "module": "single", "calls": calls},
         params={
             "temperature": temperature,

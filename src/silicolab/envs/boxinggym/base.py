@@ -30,7 +30,7 @@ from silicolab.core import seeding
 from silicolab.core.errors import InputError
 from silicolab.envs.base import FIDELITIES, EnvSpec, Fidelity, check_fidelity
 from silicolab.envs.boxinggym import parsing
-from silicolab.envs.boxinggym.goal import Goal, Question, Score, SquaredErrorGoal
+from silicolab.envs.boxinggym.goal import Goal, ParameterGoal, Question, Score, SquaredErrorGoal
 from silicolab.envs.boxinggym.posterior import (
     grid_posterior,
     importance_posterior,
@@ -59,6 +59,7 @@ __all__ = [
     "Fidelity",
     "Goal",
     "InvalidDesign",
+    "ParameterGoal",
     "Question",
     "Score",
     "SquaredErrorGoal",
@@ -318,9 +319,10 @@ class BoxingEnv(ABC):
         ``inner`` has leading dim M (fixed: shared by all outer samples) or N*M (faithful: block
         n belongs to outer sample n). Override only for a non-standard published estimator.
         """
-        from silicolab.envs.boxinggym.eig import nmc_single
+        from silicolab.envs.boxinggym import eig
 
-        return nmc_single(self, design, outer, inner, estimator=estimator, rng=rng)
+        nmc = eig.nmc_fixed if estimator == "fixed" else eig.nmc_faithful
+        return nmc(self, design, outer, inner, rng)
 
     # records ----------------------------------------------------------------------------------
     def __repr__(self) -> str:

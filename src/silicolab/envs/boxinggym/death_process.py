@@ -37,6 +37,7 @@ from silicolab.envs.boxinggym import parsing
 from silicolab.envs.boxinggym.base import (
     BoxingEnv,
     InvalidDesign,
+    ParameterGoal,
     Question,
     SquaredErrorGoal,
     Theta,
@@ -274,16 +275,13 @@ class DirectGoal(SquaredErrorGoal):
         return float(self.env.N * (w @ infected_probability(mids, question.point)))
 
 
-class InfectionGoal(DirectGoal):
+class InfectionGoal(ParameterGoal, DirectGoal):
     """Estimate the infection rate θ; metric: squared error (one question)."""
 
     name = "infection"
     norm_mu = 0.2902838787350395
     norm_sigma = 1.756991075450312
-    num_evals = 1
-    last_number_fallback = ("fixed",)
-    #: a rate is a real number: the float reading, not the direct goal's integer one
-    parse_answer = SquaredErrorGoal.parse_answer
+    parameter = "theta"
 
     def task_text(self, include_prior: bool) -> str:
         """The goal sentence, with the model form."""
@@ -292,17 +290,11 @@ class InfectionGoal(DirectGoal):
             "is infected by time x is 1 − exp(−θx)."
         )
 
-    def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
-        """``n`` copies of the question about the true θ."""
+    def question_text(self) -> str:
+        """The question about θ (faithful: only the answer instruction, as upstream)."""
         if self.env.fidelity == "faithful":
-            text = " Respond with a positive real number."
-        else:
-            text = "What is the infection rate θ? Respond with a positive real number."
-        return [Question(text, float(self.env.theta["theta"][0]), None) for _ in range(n)]
-
-    def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> float:
-        """The posterior mean of θ (optimal for squared error)."""
-        return float(np.mean(theta["theta"]))
+            return " Respond with a positive real number."
+        return "What is the infection rate θ? Respond with a positive real number."
 
     def prior_mean_answer(self, question: Question) -> float:
         """The prior mean of θ."""

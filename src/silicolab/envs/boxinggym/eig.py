@@ -170,41 +170,38 @@ def duplicating_shuffle(theta: Theta, rng: np.random.Generator) -> None:
         value[...] = value[source]
 
 
-def nmc_single(
-    env: Any,
-    design: Any,
-    outer: Theta,
-    inner: Theta,
-    *,
-    estimator: str,
-    rng: np.random.Generator,
-) -> float:
-    """One design's NMC estimate from prepared ``outer`` (N) and ``inner`` samples.
+def nmc_fixed(env: Any, design: Any, outer: Theta, inner: Theta, rng: np.random.Generator) -> float:
+    """One design's fixed (prior-contrastive) NMC estimate from prepared ``outer`` (N) and
+    ``inner`` samples: the M inner samples are shared by every outer sample (module
+    docstring)."""
+    y = np.asarray(env.simulate(outer, design, rng))
+    l_outer = np.asarray(env.log_likelihood(y, outer, design), dtype=float)
+    distinct = _distinct_outcomes(y)
+    rows_y, inverse = (y, None) if distinct is None else distinct
+    m = theta_size(inner)
+    log_sum = np.empty(len(rows_y))
+    rows = max(4, _BLOCK_ELEMENTS // max(m, 1))  # cache-sized blocks of the N x M matrix
+    for start in range(0, len(rows_y), rows):
+        stop = min(start + rows, len(rows_y))
+        block = env.cross_log_likelihood(rows_y[start:stop], inner, design)
+        block = np.asarray(block, dtype=float)
+        if not block.flags.writeable or not block.flags.c_contiguous:
+            block = np.array(block, dtype=float)
+        log_sum[start:stop] = _row_log_sum_exp(block)
+    if inverse is not None:
+        log_sum = log_sum[inverse]
+    with np.errstate(invalid="ignore"):
+        log_marginal = np.logaddexp(l_outer, log_sum) - np.log(m + 1)
+        return float(np.mean(l_outer - log_marginal))
 
-    ``inner`` has M samples shared by all outer samples (fixed) or N*M samples in blocks of M
-    per outer sample (faithful). See the module docstring for both formulas.
-    """
+
+def nmc_faithful(
+    env: Any, design: Any, outer: Theta, inner: Theta, rng: np.random.Generator
+) -> float:
+    """One design's published NMC estimate from prepared ``outer`` (N) and ``inner`` (N*M)
+    samples: block n of M inner samples belongs to outer sample n (module docstring)."""
     y = np.asarray(env.simulate(outer, design, rng))
     n = len(y)
-    if estimator == "fixed":
-        l_outer = np.asarray(env.log_likelihood(y, outer, design), dtype=float)
-        distinct = _distinct_outcomes(y)
-        rows_y, inverse = (y, None) if distinct is None else distinct
-        m = theta_size(inner)
-        log_sum = np.empty(len(rows_y))
-        rows = max(4, _BLOCK_ELEMENTS // max(m, 1))  # cache-sized blocks of the N x M matrix
-        for start in range(0, len(rows_y), rows):
-            stop = min(start + rows, len(rows_y))
-            block = env.cross_log_likelihood(rows_y[start:stop], inner, design)
-            block = np.asarray(block, dtype=float)
-            if not block.flags.writeable or not block.flags.c_contiguous:
-                block = np.array(block, dtype=float)
-            log_sum[start:stop] = _row_log_sum_exp(block)
-        if inverse is not None:
-            log_sum = log_sum[inverse]
-        with np.errstate(invalid="ignore"):
-            log_marginal = np.logaddexp(l_outer, log_sum) - np.log(m + 1)
-            return float(np.mean(l_outer - log_marginal))
     m = theta_size(inner) // n
     l_outer = np.asarray(env.faithful_log_likelihood(y, outer, design, inner=False), dtype=float)
     y_rep = np.repeat(y, m, axis=0)

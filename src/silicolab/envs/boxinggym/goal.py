@@ -1,5 +1,6 @@
 """What a BoxingGym goal asks and how it scores: :class:`Goal`, its :class:`Question` and
-:class:`Score`, and :class:`SquaredErrorGoal` for the goals whose answer is one number.
+:class:`Score`, :class:`SquaredErrorGoal` for the goals whose answer is one number and
+:class:`ParameterGoal` for those that ask for one parameter of the model.
 
 A goal wraps an environment with the scientist's and the novice's prompts (the shared
 observe and answer instructions are class attributes, so an environment that words them
@@ -202,3 +203,31 @@ class SquaredErrorGoal(Goal):
     def question_value(self, prediction: Any, question: Question) -> float:
         """Squared error against the truth."""
         return (float(prediction) - float(question.truth)) ** 2
+
+
+class ParameterGoal(SquaredErrorGoal):
+    """Estimate one scalar parameter of the model: ``num_evals`` = 1 question, asked
+    :meth:`question_text`, whose truth is the true value of ``theta[parameter]``, scored by
+    squared error (a real number: the ``=`` reading, the last number in fixed mode); the
+    Bayes answer is the parameter's posterior mean (optimal for squared error)."""
+
+    parameter: ClassVar[str]
+    kind: ClassVar[GoalKind] = "error"
+    num_evals: ClassVar[int] = 1
+    last_number_fallback: ClassVar[tuple[str, ...]] = ("fixed",)
+    #: stated here so that it wins over an integer-answer goal this one also derives from
+    parse_answer = SquaredErrorGoal.parse_answer
+
+    @abstractmethod
+    def question_text(self) -> str:
+        """The question about the parameter, as the prompt words it."""
+
+    def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
+        """``n`` copies of the question about the true parameter."""
+        text = self.question_text()
+        truth = float(self.env.theta[self.parameter][0])
+        return [Question(text, truth, None) for _ in range(n)]
+
+    def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> float:
+        """The posterior mean of the parameter."""
+        return float(np.mean(theta[self.parameter]))

@@ -40,8 +40,8 @@ from silicolab.envs.boxinggym.base import (
     BoxingEnv,
     Goal,
     InvalidDesign,
+    ParameterGoal,
     Question,
-    SquaredErrorGoal,
     Theta,
 )
 
@@ -318,15 +318,13 @@ class ChoiceGoal(Goal):
         return int(w @ p >= 0.5)
 
 
-class DiscountGoal(SquaredErrorGoal, ChoiceGoal):
+class DiscountGoal(ParameterGoal, ChoiceGoal):
     """Estimate the discount factor k; metric: squared error (one question)."""
 
     name = "discount"
     norm_mu = 0.25  # published: k_std², the variance of log k (spec §15 item 12)
     norm_sigma = 4.3
-    kind = "error"
-    num_evals = 1
-    last_number_fallback = ("fixed",)
+    parameter = "k"
 
     def task_text(self, include_prior: bool) -> str:
         """The goal sentence, with the value formulas."""
@@ -335,14 +333,9 @@ class DiscountGoal(SquaredErrorGoal, ChoiceGoal):
             "immediate reward is worth V0 = iR and the delayed one V1 = dR / (1 + k * D)."
         )
 
-    def questions(self, n: int, rng: np.random.Generator) -> list[Question]:
-        """``n`` copies of the question about the true k."""
-        text = "What is the person's discount factor k? Respond with the float value of k."
-        return [Question(text, float(self.env.theta["k"][0]), None) for _ in range(n)]
-
-    def bayes_answer(self, question: Question, theta: Theta, rng: np.random.Generator) -> float:
-        """The posterior mean of k (optimal for squared error)."""
-        return float(np.mean(theta["k"]))
+    def question_text(self) -> str:
+        """The question about k."""
+        return "What is the person's discount factor k? Respond with the float value of k."
 
     def prior_mean_answer(self, question: Question) -> float:
         """The prior mean of k, ``exp(μ + σ²/2)``."""

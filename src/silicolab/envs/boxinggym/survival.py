@@ -150,6 +150,8 @@ class Survival(BoxingEnv):
     name = "survival"
     goals = ("direct",)
     goal_classes = ("SurvivalGoal",)
+    #: the patient table is part of the configuration: drawn once, kept in the record
+    param_names = ("num_patients", "times", "metastasized", "outcomes")
 
     def __init__(self, *, num_patients: int = 100, **kwargs: Any) -> None:
         if int(num_patients) < 1:
@@ -252,14 +254,6 @@ class Survival(BoxingEnv):
         if not data:
             return self.prior_sample(n, rng)
         return importance_posterior(self, n, rng, data)
-
-    def params(self) -> dict[str, Any]:
-        return {
-            "num_patients": self.num_patients,
-            "times": self.times,
-            "metastasized": self.metastasized,
-            "outcomes": self.outcomes,
-        }
 
 
 #: The registry's factory (``prior`` is ``include_prior``; other keywords go to the class).

@@ -9,11 +9,11 @@ from silicolab.api.bench_flow import (
     BenchFamily,
     Resources,
     as_list,
+    check_llm_scientist,
     choice,
-    llm_needs_model,
+    refuse_unknown,
 )
 from silicolab.core.errors import InputError
-from silicolab.runtime.bounds import check_jobs
 
 #: The settings of a ``causalab`` run and their defaults (the command's defaults).
 DEFAULTS: dict[str, Any] = {
@@ -50,10 +50,7 @@ def expand_suites(value: str) -> list[str]:
             out.append(item)
     unknown = [s for s in out if s not in known]
     if unknown:
-        raise InputError(
-            f"suites={value!r}: unknown suite(s) {unknown}; choose from {', '.join(known)}",
-            params=("suites",),
-        )
+        refuse_unknown("suites", value, f"suite(s) {unknown}", known)
     return out
 
 
@@ -73,10 +70,7 @@ def _check(s: dict[str, Any], res: Resources) -> None:
             "prior records, an intervention budget, or both",
             params=("observations", "interventions"),
         )
-    llm_needs_model(s)
-    check_jobs(res.jobs, processes=s["agent"] != "llm" and res.executor.kind == "local")
-    if s["agent"] == "llm":  # a bad spec or a missing key: refused before the run
-        res.connection.model("scientist", s["model"])
+    check_llm_scientist(s, res)
 
 
 def _plan(s: dict[str, Any]) -> tuple[int, str]:

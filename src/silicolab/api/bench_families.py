@@ -10,8 +10,10 @@ from silicolab.api.bench_flow import (
     BenchFamily,
     Resources,
     as_list,
+    check_llm_scientist,
     choice,
     llm_needs_model,
+    refuse_unknown,
 )
 from silicolab.core.errors import InputError
 from silicolab.runtime.bounds import check_jobs
@@ -33,11 +35,7 @@ def _discovery_bench(s: dict[str, Any], res: Resources) -> Any:
     datasets = DATASETS if s["datasets"] == "all" else as_list(s["datasets"], "datasets")
     unknown = [d for d in datasets if d not in DATASETS]
     if unknown:
-        raise InputError(
-            f"datasets={s['datasets']!r}: unknown dataset(s) {unknown}; choose from "
-            f"{', '.join(DATASETS)} or 'all'",
-            params=("datasets",),
-        )
+        refuse_unknown("datasets", s["datasets"], f"dataset(s) {unknown}", DATASETS, " or 'all'")
     fidelity = s.get("fidelity", "faithful")  # runs stored before the option: faithful
     return DiscoveryBench.build(
         methods, datasets, jobs=res.jobs, executor=res.executor, fidelity=fidelity
@@ -114,11 +112,7 @@ def boxinggym_pairs(value: str) -> Any:
     known = sorted(f"{e}:{g}" for e, g in ENV_GOALS)
     for pair in pairs:
         if pair not in ENV_GOALS:
-            raise InputError(
-                f"goals={value!r}: unknown environment/goal {':'.join(pair)!r}; choose from "
-                f"{', '.join(known)}",
-                params=("goals",),
-            )
+            refuse_unknown("goals", value, f"environment/goal {':'.join(pair)!r}", known)
     return pairs
 
 
@@ -203,10 +197,7 @@ def _episodes_check(s: dict[str, Any], res: Resources) -> None:
 
     for env in as_list(s["env"], "envs"):
         family_of(env)
-    llm_needs_model(s)
-    check_jobs(res.jobs, processes=s["agent"] != "llm" and res.executor.kind == "local")
-    if s["agent"] == "llm":  # a bad spec or a missing key: refused before the run
-        res.connection.model("scientist", s["model"])
+    check_llm_scientist(s, res)
 
 
 def _episodes_plan(s: dict[str, Any]) -> tuple[int, str]:

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from silicolab.api.run_flow import runs_root, write_html_report
+from silicolab.api.run_flow import finish_run, runs_root
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
-from silicolab.runtime.bounds import LARGE_RUN
+from silicolab.runtime.bounds import LARGE_RUN, check_jobs
 
 if TYPE_CHECKING:
     from silicolab.api.bench import BenchResult
@@ -134,6 +134,17 @@ def choice(value: str, param: str, allowed: Iterable[str]) -> str:
     return value
 
 
+def refuse_unknown(
+    param: str, value: Any, unknown: Any, known: Iterable[str], extra: str = ""
+) -> None:
+    """Refuse ``param=value`` for naming ``unknown`` (e.g. ``"suite(s) ['9nodes']"``): an
+    InputError naming the Python parameter and the ``known`` choices (then ``extra``)."""
+    raise InputError(
+        f"{param}={value!r}: unknown {unknown}; choose from {', '.join(known)}{extra}",
+        params=(param,),
+    )
+
+
 def llm_needs_model(settings: Mapping[str, Any]) -> None:
     """The ``llm`` (and ``apprentice``) scientist plays with the model the user names:
     refuse it without ``model=``."""
@@ -144,6 +155,17 @@ def llm_needs_model(settings: Mapping[str, Any]) -> None:
             "base_url= for a local server)",
             params=("scientist", "model", "base_url"),
         )
+
+
+def check_llm_scientist(settings: Mapping[str, Any], res: Resources) -> None:
+    """The checks of a family whose one language-model scientist is ``llm``: it needs
+    ``model=``; the units run in processes unless it plays (or Ray runs them); its model is
+    loaded now, so a bad spec or a missing key is refused before the run."""
+    llm_needs_model(settings)
+    llm = settings["agent"] == "llm"
+    check_jobs(res.jobs, processes=not llm and res.executor.kind == "local")
+    if llm:
+        res.connection.model("scientist", settings["model"])
 
 
 def table_rows(table: Any) -> list[dict[str, Any]]:
@@ -203,10 +225,7 @@ def bench_flow(
             record["regime"] = table.attrs["regime"]
         if health is not None:
             record["health"] = health.to_dict()
-        run.write_record(record)
-        run.write_report(view.markdown(table))
-        status = run.finish(health)
-        write_html_report(run)
+        status = finish_run(run, record, view.markdown(table), health)
     return BenchResult(
         family=family.name, table=table, run_dir=Path(run.path).resolve(), status=status,
         health=health, record=record, keys=family.keys, view=view,
@@ -235,9 +254,11 @@ __all__ = [
     "Resources",
     "as_list",
     "bench_flow",
+    "check_llm_scientist",
     "choice",
     "joined",
     "llm_needs_model",
+    "refuse_unknown",
     "scientist_name",
     "table_rows",
 ]

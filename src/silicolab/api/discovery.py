@@ -29,13 +29,13 @@ from silicolab.api.discovery_inputs import (
 from silicolab.api.run_flow import (
     Resume,
     explicit_of,
+    finish_run,
     first_figure,
     health_of,
     open_checked_run,
     open_finished,
     runs_root,
     shown_run_dir,
-    write_html_report,
 )
 from silicolab.core.errors import InputError
 from silicolab.core.files import dumps
@@ -219,10 +219,7 @@ def discover(
     job, run, seed = opened.job, opened.run, opened.seed
     with run:
         result, record, health = _discover(job, seed, run)
-        run.write_record(record)
-        run.write_report(report(job.ds, result, record, health))
-        status = run.finish(health)
-        write_html_report(run)
+        status = finish_run(run, record, report(job.ds, result, record, health), health)
     return DiscoveryResult.of_record(
         run.read_record() or record,
         run_dir=shown_run_dir(run.path),

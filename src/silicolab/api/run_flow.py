@@ -106,6 +106,17 @@ def write_html_report(run: Any) -> None:
         )
 
 
+def finish_run(run: Any, record: Mapping[str, Any], markdown: str, health: Any) -> str:
+    """The last step of a facade's ``with run:`` block: write ``record.json`` and
+    ``report.md``, end the run with ``health`` (``degraded`` when every step of a unit
+    failed) and draw ``report.html`` (:func:`write_html_report`). Returns the status."""
+    run.write_record(record)
+    run.write_report(markdown)
+    status: str = run.finish(health)
+    write_html_report(run)
+    return status
+
+
 def open_finished(path: str | Path, kind: str) -> tuple[Any, dict[str, Any]]:
     """The run at ``path`` and its record, checked to be a ``kind`` run that wrote one."""
     from silicolab.core.errors import InputError
@@ -152,6 +163,7 @@ __all__ = [
     "Opened",
     "Resume",
     "explicit_of",
+    "finish_run",
     "first_figure",
     "health_of",
     "open_checked_run",

@@ -19,13 +19,13 @@ from silicolab.api._display import Shown, html_table, inline_image
 from silicolab.api.run_flow import (
     Resume,
     explicit_of,
+    finish_run,
     first_figure,
     health_of,
     open_checked_run,
     open_finished,
     runs_root,
     shown_run_dir,
-    write_html_report,
 )
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
@@ -194,11 +194,9 @@ def run_sim(
             "health": health.to_dict(),
             **summary,
         }
-        run.write_record(record)
-        run.write_report(_report(job.name, run.path, job.model_spec, summary, health))
         _write_transcript(run.path, job.name, summary["log"])
-        status = run.finish(health)
-        write_html_report(run)
+        markdown = _report(job.name, run.path, job.model_spec, summary, health)
+        status = finish_run(run, record, markdown, health)
     return SimResult(
         name=job.name,
         summary=summary,

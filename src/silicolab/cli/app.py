@@ -16,17 +16,8 @@ from silicolab import __version__
 from silicolab.cli.bench_app import bench_app
 from silicolab.cli.bounds import IN_FLIGHT_JOBS_HELP
 from silicolab.cli.cache_app import cache_app
-from silicolab.cli.common import (
-    BaseUrlOpt,
-    ConfigOpt,
-    JsonOpt,
-    KeyEnvOpt,
-    ModelOpt,
-    ResumeOpt,
-    RetryFailedOpt,
-    RunsDirOpt,
-    UsageCommand,
-)
+from silicolab.cli.common import ConfigOpt, JsonOpt, KeyEnvOpt, RetryFailedOpt, UsageCommand
+from silicolab.cli.option_groups import ModelGroup, RunGroup, with_groups
 from silicolab.cli.sim_app import sim_app
 from silicolab.cli.study_app import study_app
 
@@ -111,16 +102,10 @@ def demo(
     check_jobs(jobs, processes=False)
     check_root(runs_dir or load_settings(config).runs_dir)  # before any run directory
     run_demo(
-        runs_dir=runs_dir,
-        conditions=conditions,
-        seed=seed,
-        jobs=jobs,
-        resume=resume,
-        retry_failed=retry_failed,
-        explicit=explicit_options(ctx),
-        config=config,
+        runs_dir=runs_dir, conditions=conditions, seed=seed, jobs=jobs, resume=resume,
+        retry_failed=retry_failed, explicit=explicit_options(ctx), config=config,
         json_out=json_out,
-    )
+    )  # fmt: skip
 
 
 @app.command()
@@ -154,18 +139,13 @@ def ask(
     from silicolab.cli.info import ask_model
 
     ask_model(
-        prompt,
-        role=role,
-        model=model,
-        max_tokens=max_tokens,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        config=config,
-        json_out=json_out,
-    )
+        prompt, role=role, model=model, max_tokens=max_tokens, base_url=base_url,
+        api_key_env=api_key_env, config=config, json_out=json_out,
+    )  # fmt: skip
 
 
 @app.command()
+@with_groups
 def discover(
     method: Annotated[
         str,
@@ -189,18 +169,12 @@ def discover(
     forbid: Annotated[
         list[str], typer.Option("--forbid", help="Forbidden edge cause->effect (repeat).")
     ] = [],  # noqa: B006
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
+    models: ModelGroup = None,
     seed: Annotated[
         int | None,
         typer.Option(min=0, help="Seed of methods that sample (LiNGAM, the LLM's sampling seed)."),
     ] = None,
-    resume: ResumeOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
+    run: RunGroup = None,
 ) -> None:
     """Recover a causal graph from data and score it against the truth when one is known.
 
@@ -211,24 +185,10 @@ def discover(
     from silicolab.cli.options import explicit_options
 
     run_discover(
-        dataset=dataset,
-        data=data,
-        truth_edges=truth_edges,
-        method=method,
-        params=param,
-        require=require,
-        forbid=forbid,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        seed=seed,
-        resume=resume,
-        retry_failed=retry_failed,
-        explicit=explicit_options(),
-        runs_dir=runs_dir,
-        config=config,
-        json_out=json_out,
-    )
+        dataset=dataset, data=data, truth_edges=truth_edges, method=method, params=param,
+        require=require, forbid=forbid, seed=seed, explicit=explicit_options(),
+        **(models or {}), **(run or {}),
+    )  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,26 +9,35 @@ facade's (a test checks they agree). Heavy imports happen inside the commands, s
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from silicolab.cli.bounds import BENCH_JOBS_HELP, YES_HELP
-from silicolab.cli.common import (
-    BaseUrlOpt,
-    ConfigOpt,
-    ExecutorOpt,
-    JsonOpt,
-    KeyEnvOpt,
-    LatestResumeOpt,
-    ModelOpt,
-    RayAddressOpt,
-    RetryFailedOpt,
-    RunsDirOpt,
+from silicolab.cli.common import ExecutorOpt, RayAddressOpt
+from silicolab.cli.option_groups import (
+    ExecutorGroup,
+    LatestRunGroup,
+    ModelGroup,
+    OptionGroup,
+    with_groups,
 )
 
 JobsOpt = Annotated[int, typer.Option(min=1, help=f"Units run at once: {BENCH_JOBS_HELP}.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help=YES_HELP)]
+
+
+def units_group(jobs: int) -> Any:
+    """``--jobs`` (default ``jobs``: the facade's for the family), ``--yes``,
+    ``--executor``, ``--ray-address``: how a bench command's units run."""
+    options = (("jobs", JobsOpt, jobs), ("yes", YesOpt, False), ("executor", ExecutorOpt, "local"))
+    group = OptionGroup((*options, ("ray_address", RayAddressOpt, None)))
+    return Annotated[dict[str, Any] | None, group]
+
+
+CausalabUnits = units_group(jobs=8)
+BoxinggymUnits = units_group(jobs=2)
+EpisodesUnits = units_group(jobs=1)
 
 bench_app = typer.Typer(
     help="Run benchmark suites resumably and compare with the published numbers.",
@@ -37,18 +46,16 @@ bench_app = typer.Typer(
 
 
 @bench_app.command("discovery")
+@with_groups
 def bench_discovery(
     ctx: typer.Context,
     methods: Annotated[str, typer.Option(help="Comma-separated method names.")] = (
         "pc,exact_scp,exact,direct_lingam"
     ),
     datasets: Annotated[str, typer.Option(help="Comma-separated datasets, or 'all'.")] = "all",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
+    models: ModelGroup = None,
     jobs: JobsOpt = 2,
-    executor: ExecutorOpt = "local",
-    ray_address: RayAddressOpt = None,
+    executors: ExecutorGroup = None,
     fidelity: Annotated[
         str,
         typer.Option(
@@ -56,11 +63,7 @@ def bench_discovery(
             "instructions) or fixed (ours; docs/mac.md)."
         ),
     ] = "faithful",
-    resume: LatestResumeOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
+    run: LatestRunGroup = None,
 ) -> None:
     """Causal discovery on Auto MPG, DWD climate and Sachs, beside the MAC paper's table.
 
@@ -74,6 +77,7 @@ def bench_discovery(
 
 
 @bench_app.command("causalab")
+@with_groups
 def bench_causalab(
     ctx: typer.Context,
     suite: Annotated[
@@ -84,14 +88,9 @@ def bench_causalab(
         ),
     ] = ("3nodes..7nodes"),
     agent: Annotated[str, typer.Option(help="reference (no LLM), random, or llm.")] = "reference",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
+    models: ModelGroup = None,
     episodes: Annotated[int, typer.Option(min=1, max=50, help="Graphs per suite.")] = 50,
-    jobs: JobsOpt = 8,
-    yes: YesOpt = False,
-    executor: ExecutorOpt = "local",
-    ray_address: RayAddressOpt = None,
+    units: CausalabUnits = None,
     verify: Annotated[
         str, typer.Option(help="LLM verification: none, per_step or before_commit.")
     ] = "none",
@@ -127,11 +126,7 @@ def bench_causalab(
             "results; --regime shows its regime's points.",
         ),
     ] = None,
-    resume: LatestResumeOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
+    run: LatestRunGroup = None,
 ) -> None:
     """CausaLab crystal-lab episodes: task accuracy, edge F1, SHD, weight and root F1,
     beside the CausaLab paper's numbers for the same suite."""
@@ -141,6 +136,7 @@ def bench_causalab(
 
 
 @bench_app.command("boxinggym")
+@with_groups
 def bench_boxinggym(
     ctx: typer.Context,
     env: Annotated[
@@ -158,9 +154,7 @@ def bench_boxinggym(
             "in PyMC, no LLM); the last two need silicolab[ppl]."
         ),
     ] = "reference",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
+    models: ModelGroup = None,
     seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per goal.")] = 5,
     prior: Annotated[
         bool, typer.Option("--prior/--no-prior", help="With or without the domain story.")
@@ -180,18 +174,11 @@ def bench_boxinggym(
             "machines speak (default: a plain template).",
         ),
     ] = None,
-    jobs: JobsOpt = 2,
-    yes: YesOpt = False,
-    executor: ExecutorOpt = "local",
-    ray_address: RayAddressOpt = None,
+    units: BoxinggymUnits = None,
     fidelity: Annotated[
         str, typer.Option(help="fixed (bugs fixed) or faithful (as published).")
     ] = "fixed",
-    resume: LatestResumeOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
+    run: LatestRunGroup = None,
 ) -> None:
     """BoxingGym: 10 steps of experimental design per goal, standardized error before and
     after, EI regret, beside the BoxingGym paper's Tables 1-3."""
@@ -201,25 +188,17 @@ def bench_boxinggym(
 
 
 @bench_app.command("episodes")
+@with_groups
 def bench_episodes(
     ctx: typer.Context,
     env: Annotated[
         str, typer.Option(help="Comma list of registered environment ids, e.g. causalab.")
     ] = "causalab",
     agent: Annotated[str, typer.Option(help="reference (no LLM), random, or llm.")] = "reference",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
+    models: ModelGroup = None,
     seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per environment.")] = 3,
-    jobs: JobsOpt = 1,
-    yes: YesOpt = False,
-    executor: ExecutorOpt = "local",
-    ray_address: RayAddressOpt = None,
-    resume: LatestResumeOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
+    units: EpisodesUnits = None,
+    run: LatestRunGroup = None,
 ) -> None:
     """Episodes of any registered environment family: the mean of each environment's
     headline scores and health counters (no published anchors)."""

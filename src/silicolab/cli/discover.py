@@ -22,24 +22,18 @@ def run_discover(
     truth_edges: Path | None,
     method: str,
     params: list[str],
-    require: list[str],
-    forbid: list[str],
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    seed: int | None = None,
     resume: bool = False,
-    explicit: set[str] | frozenset[str] = frozenset(),
-    runs_dir: Path | None,
-    config: Path | None,
-    json_out: bool,
     retry_failed: bool = False,
+    json_out: bool,
+    **options: Any,
 ) -> dict[str, Any]:
     """Run the method through :func:`silicolab.api.discovery.discover` and print its
     edges and scores (or, with ``json_out``, its ``to_dict()`` as one JSON object); a
     degraded run exits 3 after printing. ``resume``/``retry_failed`` continue the run
     named after ``--resume``, else the newest unfinished discover run (with its stored
-    data, so neither ``--dataset`` nor ``--data`` is needed). Returns what ``--json``
+    data, so neither ``--dataset`` nor ``--data`` is needed). ``options``: the facade's
+    own (``require``, ``forbid``, ``model``, ``base_url``, ``api_key_env``, ``seed``,
+    ``explicit``, ``runs_dir``, ``config``), passed on as given. Returns what ``--json``
     prints."""
     from silicolab.api.discovery import discover
 
@@ -48,23 +42,9 @@ def run_discover(
     if given == 2 or (given == 0 and not resuming):  # a resume reads its stored data
         raise InputError("give exactly one of --dataset NAME or --data PATH.csv")
     result = discover(
-        data,
-        method,
-        dataset=dataset,
-        truth=truth_edges,
-        params=params,
-        require=require,
-        forbid=forbid,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        seed=seed,
-        runs_dir=runs_dir,
-        config=config,
-        resume=resume_target(resuming),
-        retry_failed=retry_failed,
-        explicit=explicit,
-    )
+        data, method, dataset=dataset, truth=truth_edges, params=params,
+        resume=resume_target(resuming), retry_failed=retry_failed, **options,
+    )  # fmt: skip
     out = result.to_dict()
     show = lambda: _print(result)  # noqa: E731
     emit(out, json_out=json_out, show=show, status=result.status, health=result.health)

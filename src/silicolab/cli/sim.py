@@ -7,7 +7,6 @@ module parses nothing but the resume target and prints the returned result.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from silicolab.cli.flow import emit
@@ -17,36 +16,21 @@ from silicolab.cli.resume_target import resume_target
 def run_sim(
     name: str,
     *,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    seed: int,
     resume: bool = False,
-    explicit: set[str] | frozenset[str] = frozenset(),
-    runs_dir: Path | None,
-    config: Path | None,
-    json_out: bool,
     retry_failed: bool = False,
+    json_out: bool,
+    **options: Any,
 ) -> dict[str, Any]:
     """Run the example ``name`` through :func:`silicolab.api.sim.run_sim` and print its
     summary (or, with ``json_out``, its ``to_dict()`` as one JSON object); a degraded run
     exits 3 after printing. ``resume`` and ``retry_failed`` continue the run named after
-    ``--resume`` on the command line, else the newest unfinished sim run. Returns what
-    ``--json`` prints."""
+    ``--resume`` on the command line, else the newest unfinished sim run. ``options``:
+    the facade's own (``model``, ``base_url``, ``api_key_env``, ``seed``, ``explicit``,
+    ``runs_dir``, ``config``), passed on as given. Returns what ``--json`` prints."""
     from silicolab.api.sim import run_sim as simulate
 
-    result = simulate(
-        name,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        seed=seed,
-        runs_dir=runs_dir,
-        config=config,
-        resume=resume_target(resume or retry_failed),
-        retry_failed=retry_failed,
-        explicit=explicit,
-    )
+    target = resume_target(resume or retry_failed)
+    result = simulate(name, resume=target, retry_failed=retry_failed, **options)
     out = result.to_dict()
     show = lambda: _print_summary(result)  # noqa: E731
     emit(out, json_out=json_out, show=show, status=result.status, health=result.health)

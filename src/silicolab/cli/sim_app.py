@@ -10,16 +10,8 @@ from typing import Annotated
 
 import typer
 
-from silicolab.cli.common import (
-    BaseUrlOpt,
-    ConfigOpt,
-    JsonOpt,
-    KeyEnvOpt,
-    ResumeOpt,
-    RetryFailedOpt,
-    RunsDirOpt,
-    UsageCommand,
-)
+from silicolab.cli.common import UsageCommand
+from silicolab.cli.option_groups import RunGroup, model_group, with_groups
 
 SubjectModelOpt = Annotated[
     str | None,
@@ -29,6 +21,7 @@ SubjectModelOpt = Annotated[
         "role's configured model, or the offline scripted agents when none is configured).",
     ),
 ]
+SubjectModelGroup = model_group(SubjectModelOpt)
 
 sim_app = typer.Typer(
     help="Run generative agent-based simulations (examples: auction, bargaining, market).",
@@ -37,17 +30,12 @@ sim_app = typer.Typer(
 
 
 @sim_app.command("run", cls=UsageCommand)
+@with_groups
 def sim_run(
     name: Annotated[str, typer.Argument(help="Example to run: auction, bargaining or market.")],
-    model: SubjectModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
+    models: SubjectModelGroup = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the episode.")] = 0,
-    resume: ResumeOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    runs_dir: RunsDirOpt = None,
-    config: ConfigOpt = None,
-    json_out: JsonOpt = False,
+    run: RunGroup = None,
 ) -> None:
     """Run an example simulation and write its run directory with an HTML transcript.
 
@@ -58,16 +46,4 @@ def sim_run(
     from silicolab.cli.options import explicit_options
     from silicolab.cli.sim import run_sim
 
-    run_sim(
-        name,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        seed=seed,
-        resume=resume,
-        retry_failed=retry_failed,
-        explicit=explicit_options(),
-        runs_dir=runs_dir,
-        config=config,
-        json_out=json_out,
-    )
+    run_sim(name, seed=seed, explicit=explicit_options(), **(models or {}), **(run or {}))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,6 +23,7 @@ from silicolab.cli.common import (
     RunsDirOpt,
     UsageCommand,
 )
+from silicolab.cli.option_groups import OptionGroup, with_groups
 
 study_app = typer.Typer(
     help=(
@@ -105,6 +106,10 @@ def list_examples(
     print_table(rows, columns, title="built-in studies (silicolab study run NAME)")
 
 
+#: ``--model``, ``--base-url``: the scientist's (and, in ``study run``, every role's) model.
+ScientistGroup = Annotated[
+    dict[str, Any] | None, OptionGroup((("model", ModelOpt, None), ("base_url", BaseUrlOpt, None)))
+]
 ScientistTemperatureOpt = Annotated[
     float | None,
     typer.Option(
@@ -127,6 +132,7 @@ PredictConditionsOpt = Annotated[
 
 
 @study_app.command("hypothesis", cls=UsageCommand)
+@with_groups
 def hypothesis(
     scenario: Annotated[
         str | None,
@@ -150,8 +156,7 @@ def hypothesis(
             "FILE.steps.jsonl journal); accepted steps are replayed without a model call.",
         ),
     ] = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
+    scientist: ScientistGroup = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -163,7 +168,7 @@ def hypothesis(
 
     hypothesis_command(
         scenario, out=out, causes=causes, seed=seed, temperature=scientist_temperature,
-        resume=resume, model=model, base_url=base_url, config=config, json_out=json_out,
+        resume=resume, config=config, json_out=json_out, **(scientist or {}),
     )  # fmt: skip
 
 
@@ -263,6 +268,7 @@ PriceOutOpt = Annotated[
 
 
 @study_app.command("run", cls=UsageCommand)
+@with_groups
 def run(
     ctx: typer.Context,
     example: Annotated[
@@ -293,8 +299,7 @@ def run(
     price_out: PriceOutOpt = None,
     resume: ResumeOpt = False,
     retry_failed: RetryFailedOpt = False,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
+    scientist: ScientistGroup = None,
     runs_dir: RunsDirOpt = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
@@ -373,6 +378,7 @@ def fit(
 
 
 @study_app.command("predict", cls=UsageCommand)
+@with_groups
 def predict_cmd(
     run_dir: RunDirArg,
     predict_conditions: Annotated[
@@ -386,8 +392,7 @@ def predict_cmd(
         ),
     ] = None,
     scientist_temperature: ScientistTemperatureOpt = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
+    scientist: ScientistGroup = None,
     config: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -397,15 +402,15 @@ def predict_cmd(
 
     predict_command(
         run_dir, conditions=predict_conditions, temperature=scientist_temperature,
-        model=model, base_url=base_url, config=config, json_out=json_out,
+        config=config, json_out=json_out, **(scientist or {}),
     )  # fmt: skip
 
 
 @study_app.command("follow-on", cls=UsageCommand)
+@with_groups
 def follow_on_cmd(
     run_dir: RunDirArg,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
+    scientist: ScientistGroup = None,
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Where to write the follow-on hypothesis.")
     ] = Path("follow-on.yaml"),
@@ -419,8 +424,8 @@ def follow_on_cmd(
     from silicolab.cli.study import follow_on_command
 
     follow_on_command(
-        run_dir, out=out, temperature=scientist_temperature, model=model, base_url=base_url,
-        config=config, json_out=json_out,
+        run_dir, out=out, temperature=scientist_temperature, config=config, json_out=json_out,
+        **(scientist or {}),
     )  # fmt: skip
 
 

@@ -16,6 +16,7 @@ cell) through :func:`silicolab.core.sync.run_sync`.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -250,31 +251,6 @@ def _conduct(
     return record
 
 
-def generate_hypothesis(
-    scenario: str | None = None,
-    *,
-    model: str | None = None,
-    base_url: str | None = None,
-    causes: int | None = None,
-    seed: int | None = None,
-    temperature: float | None = None,
-    out: str | Path | None = None,
-    resume: str | Path | None = None,
-    config: str | Path | None = None,
-) -> Hypothesis:
-    """The scientist model's hypothesized SCM of ``scenario`` (``silicolab study
-    hypothesis``): agents, outcome, ``causes`` causes (default 3), their operationalization
-    and levels, each with the model's explanation. ``seed`` (default 0) and
-    ``temperature`` (default 0.4) are the scientist's. With ``out`` the hypothesis is
-    written there as editable YAML and every accepted step is journaled beside it as it
-    is taken, so ``resume=out`` continues a chain that failed without repeating a call.
-    Needs a scientist model (``model``, or the scientist role in ``silicolab.yaml``)."""
-    return propose_hypothesis(
-        scenario, model=model, base_url=base_url, causes=causes, seed=seed,
-        temperature=temperature, out=out, resume=resume, config=config,
-    ).hypothesis  # fmt: skip
-
-
 @dataclass(frozen=True)
 class Proposal:
     """A generated hypothesis, the file it was written to (or None), the chain's settings
@@ -327,6 +303,24 @@ def propose_hypothesis(
             path = write_hypothesis(result, journal.settings.get("out") or target)
         journal.path.unlink(missing_ok=True)  # the hypothesis holds every decision now
     return Proposal(result, path, dict(journal.settings), scientist.ledger.summary())
+
+
+def generate_hypothesis(scenario: str | None = None, **options: Any) -> Hypothesis:
+    """The scientist model's hypothesized SCM of ``scenario`` (``silicolab study
+    hypothesis``): agents, outcome, ``causes`` causes (default 3), their operationalization
+    and levels, each with the model's explanation. ``seed`` (default 0) and
+    ``temperature`` (default 0.4) are the scientist's. With ``out`` the hypothesis is
+    written there as editable YAML and every accepted step is journaled beside it as it
+    is taken, so ``resume=out`` continues a chain that failed without repeating a call.
+    Needs a scientist model (``model``, or the scientist role in ``silicolab.yaml``).
+    The options are :func:`propose_hypothesis`'s (its signature is shown as this one's)."""
+    return propose_hypothesis(scenario, **options).hypothesis
+
+
+#: help() and editors show the real keyword options of generate_hypothesis.
+generate_hypothesis.__signature__ = inspect.signature(propose_hypothesis).replace(  # type: ignore[attr-defined]
+    return_annotation=Hypothesis
+)
 
 
 def scientist_for(model: str | None, base_url: str | None, config: str | Path | None) -> Any:

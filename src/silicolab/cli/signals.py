@@ -14,11 +14,15 @@ task; the request can be lost (a cancellation that meets a finishing timeout or 
 synchronous wait on a worker thread), and the command then ran to its end after Ctrl-C
 and reported the run ``finished`` (seen on a loaded machine). An exception in the main
 thread cannot be lost that way: every ``with run:`` block sees it and marks the run
-``interrupted``.
+``interrupted``. The task that was running when the exception struck keeps it as its
+result, which asyncio would log at exit as "Task exception was never retrieved" with a
+traceback: :func:`install` drops those log records (an interruption is not an error),
+so the resume hint stays the command's last line.
 """
 
 from __future__ import annotations
 
+import logging
 import signal
 from types import FrameType
 
@@ -50,12 +54,24 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+class _DropInterrupts(logging.Filter):
+    """Drop asyncio's log records of a task that ended with the interruption."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, KeyboardInterrupt)
+
+
+_DROP_INTERRUPTS = _DropInterrupts()
+
+
 def install() -> None:
     """Route SIGTERM through :class:`Terminated` and SIGINT straight to
     :class:`KeyboardInterrupt` (module docstring; call once, from the main thread)."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
+    logging.getLogger("asyncio").addFilter(_DROP_INTERRUPTS)
 
 
 def received() -> bool:

@@ -189,7 +189,7 @@ def test_hook_passes_a_clean_run(tmp_path: Path) -> None:
 
 
 def test_bench_rows_are_strict_and_say_why_a_figure_is_null() -> None:
-    from silicolab.cli.bench import table_rows
+    from silicolab.cli.bench._run import table_rows
 
     table = pd.DataFrame(
         [

@@ -127,7 +127,7 @@ def test_a_degraded_run_is_returned_not_raised(tmp_path: Path) -> None:
 
 def test_the_commands_defaults_are_the_facades() -> None:
     from silicolab.api.bench import family_spec
-    from silicolab.cli.bench_app import bench_app
+    from silicolab.cli.bench._app import bench_app
 
     group = typer.main.get_command(bench_app)
     for name, command in group.commands.items():  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ import pytest
 from silicolab.bench.anchors import ROW_KEY
 from silicolab.bench.boxinggym import _with_published, run_boxinggym_bench
 from silicolab.bench.harness import null_reasons
-from silicolab.cli.bench import table_rows
+from silicolab.cli.bench._run import table_rows
 from silicolab.envs import make
 from silicolab.envs.boxinggym.emotion._model import EMOTIONS
 from silicolab.report.bench import boxinggym_view

@@ -4,7 +4,7 @@ withholds its number (issue 25): a run in a scaling regime withholds the main re
 from __future__ import annotations
 
 from silicolab.bench.causalab import run_causalab_bench
-from silicolab.cli.bench import table_rows
+from silicolab.cli.bench._run import table_rows
 
 
 def test_a_regime_run_says_its_main_anchors_are_withheld() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from silicolab.cli.sim import run_sim
+from silicolab.cli.sim._run import run_sim
 from silicolab.sim.examples.bargaining import scripted_model
 
 

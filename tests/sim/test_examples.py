@@ -86,7 +86,7 @@ def test_registry_lists_three_json_ready_examples() -> None:
 def test_run_sim_writes_run_directory(tmp_path, capsys) -> None:
     from pathlib import Path
 
-    from silicolab.cli.sim import run_sim
+    from silicolab.cli.sim._run import run_sim
 
     out = run_sim(
         "bargaining",
@@ -112,7 +112,7 @@ def test_run_sim_writes_run_directory(tmp_path, capsys) -> None:
 def test_run_sim_escapes_html_and_rejects_unknown_names(tmp_path) -> None:
     from pathlib import Path
 
-    from silicolab.cli.sim import run_sim
+    from silicolab.cli.sim._run import run_sim
 
     options = dict(model=None, base_url=None, api_key_env=None, seed=0, runs_dir=tmp_path)
     with pytest.raises(InputError, match="auction, bargaining, market"):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from silicolab.cli.study_discover import (
+from silicolab.cli.study._discover import (
     discover_study_command,
     discovery_frame,
     hypothesized_graph,

@@ -13,13 +13,13 @@ from typing import Annotated
 import typer
 
 from silicolab import __version__
-from silicolab.cli.bench_app import bench_app
+from silicolab.cli.bench import bench_app
 from silicolab.cli.bounds import IN_FLIGHT_JOBS_HELP
 from silicolab.cli.cache_app import cache_app
 from silicolab.cli.common import ConfigOpt, JsonOpt, KeyEnvOpt, RetryFailedOpt, UsageCommand
 from silicolab.cli.option_groups import ModelGroup, RunGroup, with_groups
-from silicolab.cli.sim_app import sim_app
-from silicolab.cli.study_app import study_app
+from silicolab.cli.sim import sim_app
+from silicolab.cli.study import study_app
 
 app = typer.Typer(
     name="silicolab",

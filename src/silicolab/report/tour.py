@@ -1,5 +1,5 @@
 """The report sections and terminal lines of the demo's tour (discovery, CausaLab,
-BoxingGym): rendering only, from the figures :mod:`silicolab.cli.demo_tour` computes."""
+BoxingGym): rendering only, from the figures :mod:`silicolab.cli.demo._tour` computes."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def bench_discovery(
     reproduce its rows; exact is the correctly oriented search, reported as our own row.
     Add LLM methods (mac_meta_debate, mac_debate_coding, ...) with --model.
     """
-    from silicolab.cli.bench import run_bench_command
+    from silicolab.cli.bench._run import run_bench_command
 
     run_bench_command("discovery", ctx)
 
@@ -130,7 +130,7 @@ def bench_causalab(
 ) -> None:
     """CausaLab crystal-lab episodes: task accuracy, edge F1, SHD, weight and root F1,
     beside the CausaLab paper's numbers for the same suite."""
-    from silicolab.cli.bench import run_bench_command
+    from silicolab.cli.bench._run import run_bench_command
 
     run_bench_command("causalab", ctx)
 
@@ -182,7 +182,7 @@ def bench_boxinggym(
 ) -> None:
     """BoxingGym: 10 steps of experimental design per goal, standardized error before and
     after, EI regret, beside the BoxingGym paper's Tables 1-3."""
-    from silicolab.cli.bench import run_bench_command
+    from silicolab.cli.bench._run import run_bench_command
 
     run_bench_command("boxinggym", ctx)
 
@@ -202,6 +202,6 @@ def bench_episodes(
 ) -> None:
     """Episodes of any registered environment family: the mean of each environment's
     headline scores and health counters (no published anchors)."""
-    from silicolab.cli.bench import run_bench_command
+    from silicolab.cli.bench._run import run_bench_command
 
     run_bench_command("episodes", ctx)

@@ -44,6 +44,6 @@ def sim_run(
     the subject role's model, never the scientist's.
     """
     from silicolab.cli.options import explicit_options
-    from silicolab.cli.sim import run_sim
+    from silicolab.cli.sim._run import run_sim
 
     run_sim(name, seed=seed, explicit=explicit_options(), **(models or {}), **(run or {}))

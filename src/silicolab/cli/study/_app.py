@@ -164,7 +164,7 @@ def hypothesis(
     editable YAML file; then run it with 'silicolab study run --hypothesis FILE'. Every
     accepted step is kept in FILE's .steps.jsonl journal as it is taken, so a failed chain
     continues with 'silicolab study hypothesis --resume FILE'."""
-    from silicolab.cli.study import hypothesis_command
+    from silicolab.cli.study._run import hypothesis_command
 
     hypothesis_command(
         scenario, out=out, causes=causes, seed=seed, temperature=scientist_temperature,
@@ -318,7 +318,7 @@ def run(
     """
     from silicolab.cli.bounds import check_jobs
     from silicolab.cli.options import explicit_options
-    from silicolab.cli.study import cli_prices, run_study_command
+    from silicolab.cli.study._run import cli_prices, run_study_command
     from silicolab.runtime.choice import ExecutorChoice
 
     check_jobs(jobs, processes=False)  # LLM conversations (or Ray units) in flight
@@ -369,7 +369,7 @@ def fit(
     without rerunning anything; the result is printed and written as fit-*.json beside
     the record (or to --out: a read-only run needs it). Works on study runs and on the
     demo's run."""
-    from silicolab.cli.study_fit import fit_command
+    from silicolab.cli.study._fit import fit_command
 
     fit_command(
         run_dir, interactions=interactions, drop_capped=drop_capped, outcome=outcome,
@@ -398,7 +398,7 @@ def predict_cmd(
 ) -> None:
     """Predict-y, predict-β and leave-one-out predictions for a study (or the demo's), on
     the rows its fit used; written as predictions.json beside its record."""
-    from silicolab.cli.study import predict_command
+    from silicolab.cli.study._run import predict_command
 
     predict_command(
         run_dir, conditions=predict_conditions, temperature=scientist_temperature,
@@ -421,7 +421,7 @@ def follow_on_cmd(
     """Plan the follow-on experiment of a study (or the demo's) from its fit: drop
     non-significant causes, propose new ones, and write its hypothesis; run it with
     'study run --hypothesis'."""
-    from silicolab.cli.study import follow_on_command
+    from silicolab.cli.study._run import follow_on_command
 
     follow_on_command(
         run_dir, out=out, temperature=scientist_temperature, config=config, json_out=json_out,
@@ -451,7 +451,7 @@ def discover_cmd(
     the hypothesized graph: an edge table, SHD and edge precision/recall/F1; written as
     discovery-<method>.json beside the record. The algorithm is not told which variables
     were randomized."""
-    from silicolab.cli.study_discover import discover_study_command
+    from silicolab.cli.study._discover import discover_study_command
 
     discover_study_command(run_dir, method=method.value, json_out=json_out)
 

@@ -37,7 +37,7 @@ def run_demo(
 ) -> dict[str, Any]:
     """Run (or resume; ``retry_failed`` also reruns the units that failed) the demo and
     print what a researcher wants to see first."""
-    from silicolab.cli.demo_tour import (
+    from silicolab.cli.demo._tour import (
         boxinggym_part,
         causalab_part,
         discovery_part,

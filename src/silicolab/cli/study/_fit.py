@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from silicolab.cli.study import _finished_study, _fit, _study_data
+from silicolab.cli.study._run import _finished_study, _fit, _study_data
 from silicolab.core.errors import InputError
 from silicolab.core.files import can_create_in, dumps
 

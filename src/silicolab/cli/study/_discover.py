@@ -43,7 +43,7 @@ def discover_study_command(run_dir: Path, *, method: str, json_out: bool) -> dic
     """``study discover``: run ``method`` (``ges`` or ``pc``) on the finished study in
     ``run_dir``, print the edge table (or, with ``json_out``, the summary as one JSON
     object), write ``discovery-<method>.json`` beside the record and return the summary."""
-    from silicolab.cli.study import _finished_study, _study_data
+    from silicolab.cli.study._run import _finished_study, _study_data
 
     if method not in METHODS:
         raise InputError(f"--method {method!r} is not supported here; use one of {METHODS}")

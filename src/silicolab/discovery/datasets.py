@@ -39,6 +39,27 @@ class Dataset:
     citation: str = ""
     license: str = ""
 
+    def __repr__(self) -> str:
+        rows, cols = self.data.shape
+        edges = "unknown" if self.truth is None else len(self.truth.edges)
+        return f"Dataset({self.name!r}, rows={rows}, variables={cols}, truth_edges={edges})"
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the description, the ground truth's size and the first rows."""
+        import html
+
+        truth = (
+            "no ground truth"
+            if self.truth is None
+            else f"ground truth: {len(self.truth.edges)} edges"
+        )
+        head = self.data.head().to_html(border=0)
+        return (
+            f"<div><strong>{html.escape(self.name)}</strong>: "
+            f"{html.escape(self.description)} ({self.data.shape[0]} rows; {truth})"
+            f"{head}</div>"
+        )
+
 
 _SACHS_PROTEINS = {
     "raf": "Raf kinase (phosphorylated), flow-cytometry intensity",

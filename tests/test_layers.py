@@ -39,6 +39,27 @@ LAYER_OF = {package: level for level, packages in enumerate(LAYERS) for package 
 ALLOWED_SIDEWAYS: frozenset[tuple[str, str]] = frozenset()
 
 
+def _documented_layers() -> tuple[tuple[str, ...], ...]:
+    """The packages of each line of docs/architecture.md's "Layers" diagram, bottom first."""
+    text = (SRC.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = text.split("## Layers", 1)[1].split("```", 2)[1]
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    rows = []
+    for line in block.splitlines():
+        names = []
+        for word in line.split():
+            if word not in packages:
+                break
+            names.append(word)
+        if names:
+            rows.append(tuple(names))
+    return tuple(reversed(rows))
+
+
+def test_the_layers_are_the_documented_ones() -> None:
+    assert _documented_layers() == LAYERS
+
+
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(SRC).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

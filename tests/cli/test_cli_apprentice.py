@@ -15,7 +15,7 @@ from silicolab.scientists.boxinggym.apprentice import require_ppl
 def test_the_apprentice_needs_a_model(tmp_path: Path) -> None:
     out = run(["bench", "boxinggym", "--agent", "apprentice", "--env", "dugongs"], tmp_path)
     assert out.returncode == 2, out.stderr
-    assert "--agent apprentice needs --model" in out.stderr
+    assert "--scientist apprentice needs --model" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
 
 

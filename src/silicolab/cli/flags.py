@@ -18,7 +18,6 @@ FLAGS: dict[str, str] = {
     "prior": "--prior|--no-prior",
     "runs_dir": "--runs-dir",
     "model": "--model",
-    "scientist": "--agent",
     "suites": "--suite",
     "goals": "--env",
     "envs": "--env",

@@ -39,6 +39,10 @@ CausalabUnits = units_group(jobs=8)
 BoxinggymUnits = units_group(jobs=2)
 EpisodesUnits = units_group(jobs=1)
 
+
+#: The scientist flag was --agent before the glossary (docs/architecture.md); kept one release.
+_OLD_FLAG = "(--agent: its old name, kept for one release.)"
+
 bench_app = typer.Typer(
     help="Run benchmark suites resumably and compare with the published numbers.",
     no_args_is_help=True,
@@ -87,7 +91,12 @@ def bench_causalab(
             "list such as 4nodes,4nodes_quad_hard, or 'all'."
         ),
     ] = ("3nodes..7nodes"),
-    agent: Annotated[str, typer.Option(help="reference (no LLM), random, or llm.")] = "reference",
+    agent: Annotated[
+        str,
+        typer.Option(
+            "--scientist", "--agent", help=f"reference (no LLM), random, or llm. {_OLD_FLAG}"
+        ),
+    ] = "reference",
     models: ModelGroup = None,
     episodes: Annotated[int, typer.Option(min=1, max=50, help="Graphs per suite.")] = 50,
     units: CausalabUnits = None,
@@ -149,9 +158,11 @@ def bench_boxinggym(
     agent: Annotated[
         str,
         typer.Option(
+            "--scientist",
+            "--agent",
             help="reference (greedy-EIG Bayesian, no LLM; once boed), random, llm, apprentice "
             "(Box's Apprentice: LLM + PyMC programs) or statistician (true model family fitted "
-            "in PyMC, no LLM); the last two need silicolab[ppl]."
+            f"in PyMC, no LLM); the last two need silicolab[ppl]. {_OLD_FLAG}",
         ),
     ] = "reference",
     models: ModelGroup = None,
@@ -194,7 +205,12 @@ def bench_episodes(
     env: Annotated[
         str, typer.Option(help="Comma list of registered environment ids, e.g. causalab.")
     ] = "causalab",
-    agent: Annotated[str, typer.Option(help="reference (no LLM), random, or llm.")] = "reference",
+    agent: Annotated[
+        str,
+        typer.Option(
+            "--scientist", "--agent", help=f"reference (no LLM), random, or llm. {_OLD_FLAG}"
+        ),
+    ] = "reference",
     models: ModelGroup = None,
     seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per environment.")] = 3,
     units: EpisodesUnits = None,

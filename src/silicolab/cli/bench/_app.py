@@ -42,6 +42,11 @@ EpisodesUnits = units_group(jobs=1)
 
 #: The scientist flag was --agent before the glossary (docs/architecture.md); kept one release.
 _OLD_FLAG = "(--agent: its old name, kept for one release.)"
+#: The scientist option of the benches whose scientists need no extra package.
+SimpleScientistOpt = Annotated[
+    str,
+    typer.Option("--scientist", "--agent", help=f"reference (no LLM), random, or llm. {_OLD_FLAG}"),
+]
 
 bench_app = typer.Typer(
     help="Run benchmark suites resumably and compare with the published numbers.",
@@ -91,12 +96,7 @@ def bench_causalab(
             "list such as 4nodes,4nodes_quad_hard, or 'all'."
         ),
     ] = ("3nodes..7nodes"),
-    agent: Annotated[
-        str,
-        typer.Option(
-            "--scientist", "--agent", help=f"reference (no LLM), random, or llm. {_OLD_FLAG}"
-        ),
-    ] = "reference",
+    agent: SimpleScientistOpt = "reference",
     models: ModelGroup = None,
     episodes: Annotated[int, typer.Option(min=1, max=50, help="Graphs per suite.")] = 50,
     units: CausalabUnits = None,
@@ -205,12 +205,7 @@ def bench_episodes(
     env: Annotated[
         str, typer.Option(help="Comma list of registered environment ids, e.g. causalab.")
     ] = "causalab",
-    agent: Annotated[
-        str,
-        typer.Option(
-            "--scientist", "--agent", help=f"reference (no LLM), random, or llm. {_OLD_FLAG}"
-        ),
-    ] = "reference",
+    agent: SimpleScientistOpt = "reference",
     models: ModelGroup = None,
     seeds: Annotated[int, typer.Option(min=1, help="Seeds 1..n per environment.")] = 3,
     units: EpisodesUnits = None,

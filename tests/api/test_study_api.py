@@ -126,6 +126,9 @@ def test_a_bad_option_names_the_python_parameter_and_the_cli_the_flag(here: Path
     assert failure.value.params == ("conditions",) and "--" not in str(failure.value)
     with pytest.raises(InputError, match=r"follow_on=True needs language-model subjects"):
         sl.run_study("auction", subjects="rule", follow_on=True, runs_dir="runs")
+    with pytest.raises(InputError, match=r"jobs=100000 is above") as failure:
+        sl.run_study("lawyer", jobs=100_000, runs_dir="runs")  # the CLI's --jobs bound too
+    assert failure.value.params == ("jobs",)
     assert not (here / "runs").exists()
     out = _cli(["study", "run", "lawyer", "--conditions", "0", "--runs-dir", "runs"], here)
     assert out.returncode == 2 and "--conditions" in out.stderr

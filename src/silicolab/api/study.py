@@ -156,6 +156,9 @@ def _check_options(options: dict[str, Any]) -> None:
             raise InputError(
                 f"{name}={value!r} must be a whole number of at least {least}", params=(name,)
             )
+    from silicolab.runtime.bounds import check_jobs
+
+    check_jobs(options["jobs"], processes=False)  # conversations (or Ray units) in flight
     cost = options["max_cost"]
     if cost is not None and (
         isinstance(cost, bool) or not isinstance(cost, int | float) or cost < 0

@@ -8,11 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from silicolab.cli.study._discover import (
-    discover_study_command,
-    discovery_frame,
-    hypothesized_graph,
-)
+from silicolab.api.study_discover import discovery_frame, hypothesized_graph
+from silicolab.cli.study._discover import discover_study_command
 from silicolab.core.errors import InputError
 from silicolab.discovery.registry import discover
 from silicolab.discovery.result import GraphResult, graph_edges
@@ -105,7 +102,7 @@ def test_pc_on_the_auction_orients_the_collider(tmp_path, capsys) -> None:
 
 
 def test_bad_input_is_refused_with_the_fix(tmp_path, bail_run: Run) -> None:
-    with pytest.raises(InputError, match=r"--method 'fci' is not supported here; use one of"):
+    with pytest.raises(InputError, match=r"method='fci' is not supported here; use one of"):
         discover_study_command(bail_run.path, method="fci", json_out=False)
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="not a run directory"):

@@ -183,6 +183,37 @@ class StudyResult(Shown):
             "notes": list(self.notes),
         }
 
+    # -- what can be done with the finished study (silicolab.api.study_after) ----------
+
+    def refit(self, **options: Any) -> Any:
+        """Refit this study's data (``study fit``): ``interactions``, ``drop_capped``,
+        ``outcome``, ``out``; see :func:`silicolab.api.study_after.refit`."""
+        from silicolab.api.study_after import refit
+
+        return refit(self.run_dir, **options)
+
+    def predict(self, **options: Any) -> Any:
+        """The scientist's predictions against this study's fit (``study predict``):
+        ``model``, ``conditions``, ``temperature``, ...; see
+        :func:`silicolab.api.study_after.predict`."""
+        from silicolab.api.study_after import predict
+
+        return predict(self.run_dir, **options)
+
+    def plan_follow_on(self, out: str | Path, **options: Any) -> Any:
+        """Plan the next experiment from this study's fit into the hypothesis file ``out``
+        (``study follow-on``); see :func:`silicolab.api.study_after.plan_follow_on`."""
+        from silicolab.api.study_after import plan_follow_on
+
+        return plan_follow_on(self.run_dir, out=out, **options)
+
+    def discover(self, method: str = "ges") -> dict[str, Any]:
+        """Causal discovery (``ges`` or ``pc``) on this study's data against its
+        hypothesized graph (``study discover``); the summary it writes."""
+        from silicolab.api.study_discover import discover_in_study
+
+        return discover_in_study(self.run_dir, method)
+
     def _headline(self) -> list[tuple[str, Any]]:
         main = (self.record.get("estimation") or {}).get("main") or {}
         return [

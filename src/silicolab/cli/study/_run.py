@@ -1,21 +1,20 @@
-"""What the ``silicolab study ...`` commands do (the typer wiring is in ``study_app``)."""
+"""What the ``silicolab study ...`` commands print: each calls its facade
+(:mod:`silicolab.api.study`, :mod:`silicolab.api.study_after`); the typer wiring is in
+``_app``."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from silicolab.api.study_models import scientist_model, usable_scientist
-from silicolab.cli.flow import write_html_report
 from silicolab.cli.resume_target import resume_target
 from silicolab.core.errors import InputError
 from silicolab.core.files import dumps
-
-#: The kinds of run whose study part ``study fit|predict|follow-on`` read.
-STUDY_KINDS = ("study", "demo")
 
 
 def typed_settings(typed: set[str]) -> set[str]:
@@ -124,49 +123,6 @@ def _print(record: dict[str, Any], summary: dict[str, Any], json_out: bool, info
     print_lines([*lines, f"run directory: {summary['run_dir']}"])
 
 
-def _finished_study(run_dir: Path) -> tuple[Any, Any, dict[str, Any]]:
-    """(run, hypothesis, record) of a study run or of the demo's study, once its main
-    study is on disk (its data, hypothesis and record), or a clear error."""
-    from silicolab.runs import Run
-    from silicolab.studies.files import read_hypothesis
-    from silicolab.studies.pipeline import HYPOTHESIS_FILE
-
-    run = Run.open(run_dir)
-    record = run.read_record()
-    ready = all((run.path / name).is_file() for name in (HYPOTHESIS_FILE, "data.csv"))
-    if run.kind not in STUDY_KINDS or record is None or not ready:
-        raise InputError(
-            f"{run_dir} is not a study run whose main study finished; pass a "
-            "runs/...-study-... or runs/...-demo-... folder (an interrupted one: finish it "
-            "with 'silicolab study run --resume' first)"
-        )
-    return run, read_hypothesis(run.path / HYPOTHESIS_FILE), record
-
-
-def _study_data(run: Any, hypothesis: Any, record: dict[str, Any]) -> Any:
-    """The rows the study's fit used: ``data.csv``, averaged over each condition's
-    replicates when the study was run with ``--aggregate-replicates``."""
-    import io
-
-    import pandas as pd
-
-    from silicolab.core.files import read_user_text
-    from silicolab.runs.run_dir import RECORD_FIX
-
-    path = run.path / "data.csv"
-    text = read_user_text(path, what="the study's data", missing=RECORD_FIX, damaged=RECORD_FIX)
-    try:
-        table = pd.read_csv(io.StringIO(text))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise InputError(f"{path} is damaged (not CSV: {reason}): {RECORD_FIX}") from None
-    if (record.get("options") or {}).get("aggregate_replicates"):
-        from silicolab.studies.data import aggregate_replicates
-
-        return aggregate_replicates(hypothesis, table)
-    return table
-
-
 def hypothesis_command(
     scenario: str | None, *, out: Path, causes: int | None, seed: int | None,
     temperature: float | None, resume: Path | None, model: str | None, base_url: str | None,
@@ -203,11 +159,6 @@ def hypothesis_command(
     )
 
 
-def _demo_seed(run: Any, options: dict[str, Any]) -> int | None:
-    """The seed of a demo run (whose scripted scientist then stands in), else None."""
-    return int(options.get("seed", 0)) if run.kind == "demo" else None
-
-
 def _not_estimable(exc: Exception, json_out: bool, extra: dict[str, Any] | None = None) -> None:
     """Report a model that cannot be fitted (with its problems) and exit 3 (degraded)."""
     from silicolab.runs import DEGRADED_EXIT
@@ -216,18 +167,18 @@ def _not_estimable(exc: Exception, json_out: bool, extra: dict[str, Any] | None 
     if json_out:
         typer.echo(dumps({**(extra or {}), "fit_error": str(exc), "fit_problems": problems}))
     typer.echo(f"DEGRADED: {' '.join(str(exc).split())}", err=True)
-    raise typer.Exit(3 if DEGRADED_EXIT == 3 else DEGRADED_EXIT)
+    raise typer.Exit(DEGRADED_EXIT)
 
 
-def _fit(hypothesis: Any, table: Any, json_out: bool, **options: Any) -> Any:
-    """``fit_study`` whose not-estimable model ends the command degraded (exit 3)."""
-    from silicolab.studies.fit import fit_study
-
+@contextlib.contextmanager
+def degraded_if_not_estimable(json_out: bool) -> Iterator[None]:
+    """A study's model that cannot be fitted ends the command degraded (exit 3); other
+    bad input stays one line, exit 2."""
     try:
-        return fit_study(hypothesis, table, **options)
+        yield
     except InputError as exc:
         if getattr(exc, "problems", None) is None:
-            raise  # bad input (e.g. an unknown column): one line, exit 2
+            raise
         _not_estimable(exc, json_out)
 
 
@@ -235,83 +186,51 @@ def predict_command(
     run_dir: Path, *, conditions: int | None, temperature: float | None, model: str | None,
     base_url: str | None, config: Path | None, json_out: bool,
 ) -> None:  # fmt: skip
-    """``study predict``: the scientist's predictions against a study's fit, on the rows
-    the fit used (the stored ``--drop-capped`` and ``--aggregate-replicates`` apply)."""
-    from silicolab.core.files import atomic_write_text
-    from silicolab.llm.base import run_sync
-    from silicolab.runs import DEGRADED_EXIT, RunHealth
-    from silicolab.studies.predict import apredict
+    """``study predict``: :func:`silicolab.api.study_after.predict`, then its summary."""
+    from silicolab.api.study_after import predict
+    from silicolab.runs import DEGRADED_EXIT
 
-    run, hypothesis, record = _finished_study(run_dir)
-    _can_write(run.path, "predictions.json and the page belong to the run: make it writable")
-    opts = record.get("options") or {}
-    table = _study_data(run, hypothesis, record)
-    drop = bool(opts.get("drop_capped"))
-    fit = _fit(hypothesis, table, json_out, alternatives=False, drop_capped=drop)
-    scientist = scientist_model(model, base_url, config, demo_seed=_demo_seed(run, opts))
-    usable = usable_scientist(scientist)
-    if not usable:
+    with degraded_if_not_estimable(json_out):
+        done = predict(run_dir, conditions=conditions, temperature=temperature, model=model,
+                       base_url=base_url, config=config)  # fmt: skip
+    if done.mechanical_only:
         typer.echo("note: no scientist model (--model SPEC): only the mechanical "
                    "leave-one-out runs", err=True)  # fmt: skip
-    tasks = ("y", "beta", "loo") if usable else ("loo_mechanical",)
-    predictions = run_sync(
-        apredict(hypothesis, table, fit.main, scientist if usable else None, tasks=tasks,
-                 conditions=conditions, drop_capped=drop, seed=int(opts.get("seed", 0)),
-                 temperature=0.0 if temperature is None else temperature)
-    )  # fmt: skip
-    data = predictions.to_dict()
-    path = atomic_write_text(run.path / "predictions.json", dumps(data) + "\n")
-    write_html_report(run)  # the study's page now shows them
+    data = done.data
     if json_out:
-        typer.echo(dumps({"path": str(path), "mse": data.get("mse"), "health": data["health"]}))
+        typer.echo(
+            dumps({"path": str(done.path), "mse": data.get("mse"), "health": data["health"]})
+        )
     else:
-        typer.echo(f"predictions written to {path}; MSE {data.get('mse')}")
-    health = RunHealth.of([predictions.health])
-    if health.degraded:  # no prediction reply could be parsed
-        typer.echo(health.summary_line(), err=True)
+        typer.echo(f"predictions written to {done.path}; MSE {data.get('mse')}")
+    if done.health.degraded:  # no prediction reply could be parsed
+        typer.echo(done.health.summary_line(), err=True)
         raise typer.Exit(DEGRADED_EXIT)
-
-
-def _can_write(folder: Path, fix: str) -> None:
-    """Refuse, before any model call, a command whose output could not be written."""
-    from silicolab.core.files import can_create_in
-
-    if not can_create_in(folder):
-        raise InputError(f"cannot write into {folder}: the folder is not writable; {fix}")
 
 
 def follow_on_command(
     run_dir: Path, *, out: Path, temperature: float | None, model: str | None,
     base_url: str | None, config: Path | None, json_out: bool,
 ) -> None:  # fmt: skip
-    """``study follow-on``: plan the next experiment from a study's fit."""
-    from silicolab.llm.base import run_sync
-    from silicolab.studies.files import write_hypothesis
-    from silicolab.studies.follow_on import afollow_on
+    """``study follow-on``: :func:`silicolab.api.study_after.plan_follow_on`, then its
+    summary."""
+    from silicolab.api.study_after import plan_follow_on
 
-    run, hypothesis, record = _finished_study(run_dir)
-    _can_write(Path(out).parent, "pass --out in a folder you can write")
-    opts = record.get("options") or {}
-    fit = _fit(hypothesis, _study_data(run, hypothesis, record), json_out, alternatives=False,
-               drop_capped=bool(opts.get("drop_capped")))  # fmt: skip
-    scientist = scientist_model(model, base_url, config, needed_for="plan a follow-on",
-                                demo_seed=_demo_seed(run, opts))  # fmt: skip
-    plan = run_sync(
-        afollow_on(hypothesis, fit.main, scientist, seed=int(opts.get("seed", 0)),
-                   temperature=0.4 if temperature is None else temperature)
-    )  # fmt: skip
-    path = write_hypothesis(plan.hypothesis, out)
-    summary = {"path": str(path), **plan.to_dict()}
+    with degraded_if_not_estimable(json_out):
+        done = plan_follow_on(run_dir, out=out, temperature=temperature, model=model,
+                              base_url=base_url, config=config)  # fmt: skip
+    summary = {"path": str(done.path), **done.plan.to_dict()}
     if json_out:
         typer.echo(dumps(summary))
         return
-    causes = [v.name for v in plan.hypothesis.treatments]
-    typer.echo(f"follow-on hypothesis written to {path}: causes {causes}; run it with "
-               f"'silicolab study run --hypothesis {path}'")  # fmt: skip
+    causes = [v.name for v in done.plan.hypothesis.treatments]
+    typer.echo(f"follow-on hypothesis written to {done.path}: causes {causes}; run it with "
+               f"'silicolab study run --hypothesis {done.path}'")  # fmt: skip
 
 
 __all__ = [
     "cli_prices",
+    "degraded_if_not_estimable",
     "follow_on_command",
     "hypothesis_command",
     "predict_command",

@@ -2,8 +2,9 @@
 
 The run's kind (``run.json``) says which result reads it: ``study`` and ``demo`` runs give a
 :class:`~silicolab.api.study_result.StudyResult`, ``sim`` a ``SimResult``, ``discover`` a
-``DiscoveryResult``, ``bench-<suite>`` a ``BenchResult`` and ``episode`` an
-``EpisodeResult``. Each result module is imported only when a run of its kind is read.
+``DiscoveryResult`` and ``bench-<suite>`` a ``BenchResult`` (an episode written by
+``sl.run_episode(..., runs_dir=)`` is a one-episode ``bench-episodes`` run:
+``EpisodeResult.from_run`` reads it as the episode). Each result module is imported only when a run of its kind is read.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ READERS: dict[str, tuple[str, str]] = {
     "demo": ("study_result", "StudyResult"),
     "sim": ("sim", "SimResult"),
     "discover": ("discovery", "DiscoveryResult"),
-    "episode": ("episode", "EpisodeResult"),
 }
 #: Every benchmark suite's kind starts with this (``bench-causalab``, ``bench-discovery``...).
 BENCH_PREFIX = "bench-"
@@ -47,16 +47,7 @@ def load_run(path: str | Path) -> Any:
             params=("path",),
         )
     module, name = reader
-    try:
-        result = getattr(importlib.import_module(f"silicolab.api.{module}"), name)
-    except (ModuleNotFoundError, AttributeError) as exc:
-        if isinstance(exc, ModuleNotFoundError) and exc.name != f"silicolab.api.{module}":
-            raise  # a module the reader needs is missing: not this run's problem
-        raise InputError(
-            f"{path} is a {run.kind!r} run, but this silicolab cannot read its results "
-            f"back yet (silicolab.api.{module}.{name} is missing); open its report.html "
-            "instead"
-        ) from None
+    result = getattr(importlib.import_module(f"silicolab.api.{module}"), name)
     return result.from_run(Path(path))
 
 

@@ -177,11 +177,14 @@ def test_markers_give_reasons_and_are_used() -> None:
     assert TESTED, "no python block found in README.md or docs/"
 
 
-def test_blocks_left_out() -> None:
-    """Reports how many python blocks are marked ``no-test`` (one number)."""
+def test_most_blocks_run() -> None:
+    """At least half of the docs' python blocks run offline (38 of 63 when this was
+    written): a page that marks its examples no-test instead of making them runnable
+    fails here, with the count."""
     left_out = len(ALL) - len(TESTED)
-    if left_out:
-        pytest.skip(f"{left_out} of {len(ALL)} python blocks in the docs are marked no-test")
+    assert len(TESTED) >= len(ALL) / 2, (
+        f"{left_out} of {len(ALL)} python blocks in the docs are marked no-test"
+    )
 
 
 def test_the_parser_reads_markers_and_a_wrong_block_fails(tmp_path: Path) -> None:

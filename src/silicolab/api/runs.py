@@ -4,7 +4,8 @@ The run's kind (``run.json``) says which result reads it: ``study`` and ``demo``
 :class:`~silicolab.api.study_result.StudyResult`, ``sim`` a ``SimResult``, ``discover`` a
 ``DiscoveryResult`` and ``bench-<suite>`` a ``BenchResult`` (an episode written by
 ``sl.run_episode(..., runs_dir=)`` is a one-episode ``bench-episodes`` run:
-``EpisodeResult.from_run`` reads it as the episode). Each result module is imported only when a run of its kind is read.
+``EpisodeResult.from_run`` reads it as the episode). Each result module is imported only
+when a run of its kind is read.
 """
 
 from __future__ import annotations

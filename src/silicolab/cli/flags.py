@@ -16,8 +16,6 @@ FLAGS: dict[str, str] = {
     "example": "STUDY (the built-in study's name)",
     "hypothesis": "--hypothesis FILE",
     "prior": "--prior|--no-prior",
-    "runs_dir": "--runs-dir",
-    "model": "--model",
     "suites": "--suite",
     "goals": "--env",
     "envs": "--env",

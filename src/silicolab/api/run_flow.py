@@ -9,7 +9,6 @@ adds only the printing (``emit``).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,15 +94,12 @@ def write_html_report(run: Any) -> None:
     """Write the run's ``report.html`` (and its figures) as the last output of its
     ``with run:`` block. Drawing the page never fails the run: a problem is one warning
     line on stderr (``silicolab view RUN_DIR`` retries)."""
+    from silicolab.core.notices import warn
     from silicolab.report.html import write_report_safely
 
     if write_report_safely(run.path, info=run.info) is None:
         where = shown_run_dir(run.path)
-        print(
-            f"warning: report.html of {where} was not written (run 'silicolab view {where}' "
-            "to retry)",
-            file=sys.stderr,
-        )
+        warn(f"report.html of {where} was not written (run 'silicolab view {where}' to retry)")
 
 
 def finish_run(run: Any, record: Mapping[str, Any], markdown: str, health: Any) -> str:

@@ -316,12 +316,10 @@ def run(
     --price-in/--price-out, or the built-in table of common OpenAI and Anthropic models,
     with its date); --max-cost USD is a limit that holds during the run.
     """
-    from silicolab.cli.bounds import check_jobs
     from silicolab.cli.options import explicit_options
     from silicolab.cli.study._run import cli_prices, run_study_command
     from silicolab.runtime.choice import ExecutorChoice
 
-    check_jobs(jobs, processes=False)  # LLM conversations (or Ray units) in flight
     options = {
         name: getattr(value, "value", value)
         for name, value in ctx.params.items()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar, Unpack
 
 from pydantic import BaseModel, Field, ValidationError, create_model
@@ -84,13 +84,16 @@ async def astructured(
     messages: MessagesLike,
     schema: type[M],
     retries: int = 2,
+    *,
+    lenient: Callable[[str], M | None] | None = None,
     **options: Unpack[SamplingOptions],
 ) -> M:
     """Ask ``model`` for an instance of the pydantic model ``schema`` and return it validated.
 
     Each failed attempt adds the bad reply and the validation error to the conversation
-    and asks again, at most ``retries`` extra times. ``options`` (temperature, max_tokens,
-    seed, tag, sample_index) go to every attempt's call.
+    and asks again, at most ``retries`` extra times. ``lenient`` reads a reply that is not
+    valid JSON in plain words (e.g. an option's label) before any re-prompt is paid for.
+    ``options`` (temperature, max_tokens, seed, tag, sample_index) go to every attempt's call.
     """
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
         raise InputError(f"schema must be a pydantic BaseModel class, got {schema!r}")
@@ -104,6 +107,9 @@ async def astructured(
             return schema.model_validate_json(extract_json(last_text))
         except (ValidationError, ValueError) as err:
             last_error = _error_text(err)
+        plain = lenient(last_text) if lenient is not None else None
+        if plain is not None:
+            return plain
         conversation += [
             {"role": "assistant", "content": last_text},
             {
@@ -144,8 +150,26 @@ async def achoose(
     messages = ([{"role": "system", "content": system}] if system else []) + [
         {"role": "user", "content": prompt}
     ]
-    picked = await astructured(model, messages, choice_model, retries, **sampling)
+    picked = await astructured(
+        model, messages, choice_model, retries, lenient=_plain_choice(options, choice_model),
+        **sampling,
+    )  # fmt: skip
     return int(picked.choice) - 1  # type: ignore[attr-defined]
+
+
+def _plain_choice(options: Sequence[str], choice_model: type[M]) -> Callable[[str], M | None]:
+    """A reader of a choice given in words: exactly an option's label or its number
+    (case, quotes and a final full stop ignored), else ``None`` (the reply is re-asked)."""
+    labels = {o.strip().casefold(): i for i, o in enumerate(options, start=1)}
+
+    def read(text: str) -> M | None:
+        said = text.strip().strip("\"'`").rstrip(".").strip().casefold()
+        number = labels.get(said) or (int(said) if said.isdigit() else None)
+        if number is None or not 1 <= number <= len(options):
+            return None
+        return choice_model(choice=number)
+
+    return read
 
 
 choose = sync_twin(achoose)

@@ -64,6 +64,8 @@ def gm_state_dict(gm: GameMaster) -> dict[str, Any]:
         "done": gm.done,
         "pending": {n: list(q) for n, q in gm._queues.items()},
         "rng": rng_state(gm.rng),
+        "memo": gm.memo,
+        "notes": list(gm.notes),
     }
 
 
@@ -78,6 +80,8 @@ def load_gm_state(gm: GameMaster, data: Mapping[str, Any]) -> None:
     gm.done = bool(data["done"])
     gm._queues = {str(n): [str(t) for t in q] for n, q in data["pending"].items()}
     set_rng_state(gm.rng, data["rng"])
+    gm.memo = dict(data.get("memo") or {})
+    gm.notes = [str(n) for n in data.get("notes") or ()]
 
 
 def entity_states(entities: Sequence[Entity]) -> dict[str, Any]:

@@ -49,7 +49,8 @@ def _check(entities: Sequence[Entity], max_steps: int) -> None:
         raise InputError("an episode needs at least one entity")
 
 
-def _deliver(gm: GameMaster, entities: Sequence[Entity], log: EpisodeLog, step: int) -> None:
+def deliver(gm: GameMaster, entities: Sequence[Entity], log: EpisodeLog, step: int) -> None:
+    """Give each entity its queued observations, logging each."""
     for entity in entities:
         for text in gm.pending(entity.name):
             entity.observe(text)
@@ -70,7 +71,7 @@ def _record(log: EpisodeLog, attempt: Attempt, spec_text: str, res: Resolution) 
     )
 
 
-class _Episode:
+class Episode:
     """One episode's frame, shared by both engines: start or resume it, then for every
     step deliver the queued observations first and afterwards advance the clock and
     write the checkpoints at the requested cadence; the engine plays the step."""
@@ -115,11 +116,11 @@ class _Episode:
         for step in range(self.first, self.max_steps):
             if self.gm.terminated():
                 break
-            _deliver(self.gm, self.entities, self.log, step)
+            deliver(self.gm, self.entities, self.log, step)
             yield step
             self.gm.clock.advance()
             self._save(step + 1)
-        _deliver(self.gm, self.entities, self.log, self.gm.clock.steps)
+        deliver(self.gm, self.entities, self.log, self.gm.clock.steps)
         self._save(self.gm.clock.steps, force=True)
 
     def _save(self, done_steps: int, *, force: bool = False) -> None:
@@ -140,7 +141,7 @@ def run_sequential(
     gm: GameMaster, entities: Sequence[Entity], **options: Unpack[EpisodeOptions]
 ) -> EpisodeLog:
     """Run up to ``max_steps`` steps with one actor per step (synchronous)."""
-    episode = _Episode(gm, entities, "sequential", options)
+    episode = Episode(gm, entities, "sequential", options)
     for step in episode.steps():
         for entity in gm.next_acting(entities, step, simultaneous=False):
             spec = gm.spec_for(entity.name)
@@ -155,16 +156,43 @@ async def arun_simultaneous(
     gm: GameMaster, entities: Sequence[Entity], **options: Unpack[EpisodeOptions]
 ) -> EpisodeLog:
     """Run up to ``max_steps`` steps in which the scheduled entities act concurrently."""
-    episode = _Episode(gm, entities, "simultaneous", options)
+    episode = Episode(gm, entities, "simultaneous", options)
     for step in episode.steps():
         actors = gm.next_acting(entities, step, simultaneous=True)
+        await aplay_actors(gm, actors, step, episode.log, simultaneous=True)
+    return episode.log
+
+
+async def aplay_actors(
+    gm: GameMaster,
+    actors: Sequence[Entity],
+    step: int,
+    log: EpisodeLog,
+    *,
+    simultaneous: bool,
+) -> list[tuple[Attempt, Resolution]]:
+    """Let ``actors`` act once each at ``step`` and resolve every attempt, in initiative
+    order. Simultaneous: all act concurrently on what they knew at the step's start.
+    Otherwise one after another, each first receiving what happened before its turn."""
+    done: list[tuple[Attempt, Resolution]] = []
+    if simultaneous:
         specs = [gm.spec_for(e.name) for e in actors]
         # gather returns results in argument order, whatever order they complete in.
         answers = await asyncio.gather(*(e.aact(s) for e, s in zip(actors, specs, strict=True)))
         for entity, spec, answer in zip(actors, specs, answers, strict=True):
             attempt = Attempt(entity.name, spec.validate(answer), step)
-            _record(episode.log, attempt, spec.call_to_action, await gm.aresolve(attempt))
-    return episode.log
+            done.append((attempt, await gm.aresolve(attempt)))
+            _record(log, attempt, spec.call_to_action, done[-1][1])
+        return done
+    for entity in actors:
+        deliver(gm, [entity], log, step)
+        spec = gm.spec_for(entity.name)
+        attempt = Attempt(entity.name, spec.validate(await entity.aact(spec)), step)
+        done.append((attempt, await gm.aresolve(attempt)))
+        _record(log, attempt, spec.call_to_action, done[-1][1])
+        if gm.terminated():
+            break
+    return done
 
 
 run_simultaneous = sync_twin(arun_simultaneous)

@@ -7,13 +7,18 @@ Agents say what they *try* to do; the :class:`GameMaster` decides what happens. 
    and costs nothing (no state change, no language-model call);
 2. invokes a typed :class:`Tool` if the intent names one (``bid(amount=120)`` or
    ``{"tool": "bid", "args": {"amount": 120}}``);
-3. otherwise calls the ``resolver`` function, or else the language model (exactly one call
-   per event, whose reply is an event statement or a JSON tool call);
+3. otherwise calls the ``resolver`` function, or else (also when the resolver returns
+   ``None``) the language model: exactly one call per event, whose reply is an event
+   statement, a JSON tool call or, when the game master lets the narrator change some
+   grounded variables (``narrated``), a JSON object ``{"event": ..., "updates": {...}}``;
 4. checks the proposed grounded-variable updates as one batch, applies them, records the
    event and routes observations to the entities that perceive it.
 
 It also holds the clock, a seeded RNG, the schedule (who acts each step) and termination.
-Engines (:mod:`silicolab.sim.engines`) drive it; it never calls entities itself.
+Engines (:mod:`silicolab.sim.engines`) drive it; it never calls entities itself. The game
+master is an :class:`~silicolab.sim.entity.Entity` too: it observes notes (``observe``) and
+answers an :class:`ActionSpec` about the world (``act``: with its model, else from the
+grounded state), so a nested game or an interviewer can question it like any agent.
 """
 
 from __future__ import annotations
@@ -64,7 +69,7 @@ class Resolution:
     nested: Any = None
 
 
-Resolver = Callable[["GameMaster", Attempt], "Resolution | str"]
+Resolver = Callable[["GameMaster", Attempt], "Resolution | str | None"]
 AttemptValidator = Callable[["GameMaster", Attempt], "str | None"]
 Schedule = Callable[["GameMaster", Sequence[Entity], int], Sequence[Entity]]
 SpecFor = Callable[["GameMaster", str], ActionSpec]
@@ -198,7 +203,7 @@ _LLM_INSTRUCTIONS = (
 )
 
 
-class GameMaster:
+class GameMaster(Entity):
     """Resolves attempts into events, keeps grounded state, routes observations (see module).
 
     ``state``: grounded variables. ``resolver``: ``(gm, attempt) -> Resolution | str``.
@@ -207,6 +212,9 @@ class GameMaster:
     attempts before anything is spent. ``schedule``: who acts at a step (default: every
     entity for simultaneous engines, round robin for sequential ones). ``action_spec``: a
     fixed spec or ``(gm, name) -> ActionSpec``. ``terminator``: ``gm -> bool``.
+    ``narrated``: the grounded variables the model may change when it resolves an event
+    (its reply is then JSON with ``event`` and ``updates``; every update is checked).
+    ``memo`` is a prefab's own JSON-ready episode state, saved in checkpoints.
     """
 
     def __init__(
@@ -224,6 +232,7 @@ class GameMaster:
         premise: str = "",
         name: str = "Game Master",
         history_window: int = 20,
+        narrated: Iterable[str] = (),
     ):
         self.state = state if state is not None else GroundedState()
         self.resolver = resolver
@@ -240,6 +249,12 @@ class GameMaster:
         self.premise = premise
         self.name = name
         self.history_window = history_window
+        self.narrated = tuple(narrated)
+        unknown = [n for n in self.narrated if n not in self.state]
+        if unknown:
+            raise InputError(f"narrated variables {unknown} are not grounded variables")
+        self.memo: dict[str, Any] = {}
+        self.notes: list[str] = []
         self.rng = random.Random(0)
         self.seed = 0
         self.entity_names: list[str] = []
@@ -302,6 +317,37 @@ class GameMaster:
 
         load_gm_state(self, state)
 
+    # -- the game master as an entity -----------------------------------------------------
+    def observe(self, text: str) -> None:
+        """Note ``text`` (an aside from a parent game, an interviewer, a script); notes
+        appear in the game master's own answers."""
+        self.notes.append(text)
+
+    async def aact(self, spec: ActionSpec) -> str:
+        """Answer ``spec`` about the world: one model call over the premise, time, grounded
+        state, recent events and notes; without a model, the grounded state in words (a
+        "choice" spec: the first option)."""
+        if self.model is None:
+            if spec.kind == "choice":
+                return spec.options[0]
+            return self.state.text() or (self.events[-1] if self.events else self.premise)
+        from silicolab.llm.structured import achoose
+
+        parts = [self.premise, f"Time: {self.clock.text()}", self.state.text()]
+        parts += [f"- {e}" for e in self.events[-self.history_window :]]
+        parts += [f"Note: {n}" for n in self.notes[-self.history_window :]]
+        system = "You are the game master of a simulation.\n" + "\n".join(p for p in parts if p)
+        self.llm_calls += 1
+        if spec.kind == "choice":
+            picked = await achoose(self.model, spec.call_to_action, spec.options, system=system)
+            return spec.options[picked]
+        messages = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": spec.call_to_action},
+        ]
+        reply = await self.model.agenerate(messages, tag="gm", max_tokens=spec.max_tokens)
+        return spec.validate(reply.text.strip())
+
     # -- observations ------------------------------------------------------------------
     def tell(self, name: str, text: str) -> None:
         """Queue an observation for one entity."""
@@ -350,7 +396,9 @@ class GameMaster:
         except InputError as err:
             return Resolution(str(err), rejected=True)
         if self.resolver is not None:
-            return _as_resolution(self.resolver(self, attempt))
+            resolved = self.resolver(self, attempt)
+            if resolved is not None:
+                return _as_resolution(resolved)
         if self.model is not None:
             return self.prompt(attempt)
         return Resolution(f"{attempt.actor}: {attempt.action}")
@@ -364,6 +412,13 @@ class GameMaster:
         recent = self.events[-self.history_window :]
         if recent:
             parts.append("Recent events:\n" + "\n".join(f"- {e}" for e in recent))
+        if self.narrated:
+            parts.append(
+                "Reply with only JSON: "
+                '{"event": the event statement, "updates": {variable: new value}} where '
+                f"updates may change only {', '.join(self.narrated)} and only when the "
+                'event changes them (else "updates": {}).'
+            )
         if self.tools:
             tools = "\n".join(f"- {t.usage()}" for t in self.tools.values())
             parts.append(
@@ -383,6 +438,10 @@ class GameMaster:
                 return _as_resolution(found[0].call(self, attempt.actor, found[1]))
         except InputError as err:
             return Resolution(str(err), rejected=True)
+        if self.narrated:
+            narrated = _narrated(text, self.narrated)
+            if narrated is not None:
+                return narrated
         return Resolution(text.strip() or f"{attempt.actor}: {attempt.action}")
 
     def _commit(self, attempt: Attempt, res: Resolution) -> Resolution:
@@ -409,6 +468,22 @@ class GameMaster:
         if res.terminate:
             self.done = True
         return res
+
+
+def _narrated(text: str, allowed: Sequence[str]) -> Resolution | None:
+    """A narrator's JSON reply as a resolution, or ``None`` when it holds no JSON object
+    with a string ``event`` (the text is then the event). Updates of variables the
+    narrator may not change are dropped; the grounded state checks the rest."""
+    brace = text.find("{")
+    try:
+        obj = json.loads(text[brace : text.rfind("}") + 1]) if brace >= 0 else None
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
+        return None
+    raw = obj.get("updates")
+    updates = {k: v for k, v in raw.items() if k in allowed} if isinstance(raw, dict) else {}
+    return Resolution(obj["event"].strip() or text.strip(), updates=updates)
 
 
 def _as_resolution(value: Resolution | str) -> Resolution:

@@ -129,6 +129,9 @@ class OfflineSpec(_Spec):
 
     rules: list[OfflineRule] = Field(default_factory=list)
     default: str = "OK"
+    responder: str | None = Field(
+        None, description="a name in silicolab.sim.prefabs.base.RESPONDERS, used instead"
+    )
 
 
 class Simulation(_Spec):
@@ -164,7 +167,14 @@ class Simulation(_Spec):
     def offline_model(self) -> LanguageModel:
         """The scripted model of the file's ``offline`` script (plus the narrator echo)."""
         from silicolab.llm import load_model
+        from silicolab.sim.prefabs.base import RESPONDERS
 
+        name = self.offline.responder
+        if name is not None:
+            if name not in RESPONDERS:
+                known = ", ".join(sorted(RESPONDERS)) or "none"
+                raise InputError(f"offline.responder {name!r} is not registered; known: {known}")
+            return load_model("scripted", fn=RESPONDERS[name])
         rules = [(r.match, r.reply) for r in self.offline.rules] + [(_ATTEMPT, narrator_echo)]
         return load_model("scripted", rules=rules, default=self.offline.default)
 

@@ -102,4 +102,16 @@ def prefabs_of(kind: PrefabKind) -> list[type[Prefab]]:
     return [PREFABS[n] for n in sorted(PREFABS) if PREFABS[n].kind == kind]
 
 
-PolicyFactory = Callable[..., Callable[..., str]]
+RESPONDERS: dict[str, Callable[..., str]] = {}
+"""Named offline responders: ``request -> reply`` functions a simulation file's
+``offline.responder`` may name when regex rules cannot express its scripted people."""
+
+
+def responder(name: str) -> Callable[[Callable[..., str]], Callable[..., str]]:
+    """Decorator registering an offline responder under ``name``."""
+
+    def add(fn: Callable[..., str]) -> Callable[..., str]:
+        RESPONDERS[name] = fn
+        return fn
+
+    return add

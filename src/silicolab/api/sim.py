@@ -1,11 +1,15 @@
-"""``sl.run_sim``: run one worked simulation and keep it in a run directory.
+"""``sl.run_sim``: run one simulation (a built-in world, a simulation file or a
+:class:`~silicolab.sim.simulation.Simulation` value) and keep it in a run directory.
 
-The run directory is the one ``silicolab sim run NAME`` writes: ``run.json``,
-``events.jsonl`` (the episode), ``record.json`` (the example's summary, including the
-episode log), ``report.md``, ``transcript.html`` (the episode log as a self-contained,
-HTML-escaped page) and ``report.html``. Without ``model`` the examples run offline: the
-language-model agents use the ``scripted`` test double and the rule-based ones need no
-model. The command line is a thin layer over :func:`run_sim`.
+The run directory is the one ``silicolab sim run NAME|FILE.yaml`` writes: ``run.json``
+(its settings, the whole simulation as data included), ``events.jsonl`` (the episode),
+``checkpoint.json`` (the episode after its last completed step, so a killed run
+continues), ``record.json`` (the summary, including the episode log and the outcome
+tables), ``outcome.csv`` and ``timeline.csv`` (the tables, to plot), ``report.md``,
+``transcript.html`` (the episode log as a self-contained, HTML-escaped page) and
+``report.html``. Without ``model`` every world runs offline: its language-model people
+and game master answer from the file's offline script, rule-based ones need no model.
+The command line is a thin layer over :func:`run_sim`.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from silicolab.api.run_flow import (
 )
 from silicolab.core.config import load_settings
 from silicolab.core.errors import InputError
+from silicolab.sim.simulation import Simulation
 
 TRANSCRIPT_HTML = "transcript.html"
 CHECKPOINT = "checkpoint.json"
@@ -43,11 +48,22 @@ _SKIP = (
     "trades",
     "rejected",
     "grounded_history",
+    "timeline",
+    "per_entity",
+    "final_state",
 )
 #: Left out of ``to_dict()`` and ``--json`` (kept in record.json): the full log, large
 #: and for reading, not parsing.
-_NOT_IN_JSON = ("log", "grounded_history")
-_DEFAULTS: dict[str, Any] = {"model": None, "base_url": None, "api_key_env": None, "seed": 0}
+_NOT_IN_JSON = ("log", "grounded_history", "timeline")
+_DEFAULTS: dict[str, Any] = {
+    "model": None,
+    "gm_model": None,
+    "base_url": None,
+    "api_key_env": None,
+    "seed": 0,
+}
+OUTCOME_CSV = "outcome.csv"
+TIMELINE_CSV = "timeline.csv"
 
 
 def headline(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -88,6 +104,18 @@ class SimResult(Shown):
         """The conversation's statements (``speaker``, ``text``); ``[]`` for examples
         without a conversation (see :attr:`steps`)."""
         return list(self.summary.get("transcript") or [])
+
+    @property
+    def outcome(self) -> list[dict[str, Any]]:
+        """One row per entity with its grounded outcomes (money, votes, answers); ``[]``
+        for the worked examples that keep their own summary."""
+        return list(self.summary.get("per_entity") or [])
+
+    @property
+    def timeline(self) -> list[dict[str, Any]]:
+        """The grounded variables over time: ``after_step``, ``variable``, ``key``,
+        ``value``, ``cause`` (one row per value; ready for a plot)."""
+        return list(self.summary.get("timeline") or [])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: exactly what ``silicolab sim run NAME --json`` prints."""
@@ -143,9 +171,10 @@ class SimResult(Shown):
 
 
 def run_sim(
-    simulation: str,
+    simulation: str | Path | Simulation,
     *,
     model: str | None = None,
+    gm_model: str | None = None,
     base_url: str | None = None,
     api_key_env: str | None = None,
     seed: int = 0,
@@ -155,25 +184,30 @@ def run_sim(
     retry_failed: bool = False,
     explicit: Iterable[str] | None = None,
 ) -> SimResult:
-    """Run the built-in example simulation ``simulation`` (``"auction"``, ``"bargaining"``
-    or ``"market"``) and write its run directory under ``runs_dir``.
+    """Run ``simulation`` and write its run directory under ``runs_dir``: a built-in
+    world's name (``silicolab sim list``), a simulation file (``.yaml``) or a
+    :class:`~silicolab.sim.simulation.Simulation`.
 
-    ``model``, ``base_url`` and ``api_key_env`` set the model of the role the example's
-    language-model agents play (the simulated people: ``subject``); without them the
-    configured subject model is used, else the offline agents. ``resume`` (``True``: the
-    newest unfinished sim run; or a run directory) continues a run with its stored
-    settings: a finished episode is not run again, the checkpointed examples continue
-    from their last completed step, the others start again (a real model's answers come
-    from the cache). ``retry_failed`` resumes too and runs a degraded or failed episode
-    again from its start with fresh model calls. ``explicit`` names the options the
-    caller chose (default: those not at their defaults); on a resume they must agree with
-    the stored settings. A degraded run is returned (``status == "degraded"``).
+    ``model``, ``base_url`` and ``api_key_env`` set the model of the simulated people
+    (the ``subject`` role) and, unless ``gm_model`` names another, of the game master;
+    without them the configured subject model is used, else the world's offline script.
+    ``resume`` (``True``: the newest unfinished sim run; or a run directory) continues a
+    run with its stored settings (the simulation as it was when the run began): a
+    finished episode is not run again, a world continues from its last completed step
+    (a real model's answers come from the cache). ``retry_failed`` resumes too and runs
+    a degraded or failed episode again from its start with fresh model calls.
+    ``explicit`` names the options the caller chose (default: those not at their
+    defaults); on a resume they must agree with the stored settings. A degraded run is
+    returned (``status == "degraded"``).
     """
+    name, data = _simulation_setting(simulation)
     settings: dict[str, Any] = {
-        "name": simulation,
+        "name": name,
         "model": model,
+        "gm_model": gm_model,
         "base_url": base_url,
         "api_key_env": api_key_env,
+        "simulation": data,
     }
     if explicit is None:
         explicit = explicit_of({**settings, "seed": seed}, _DEFAULTS)
@@ -185,7 +219,7 @@ def run_sim(
     )  # fmt: skip
     job, run = opened.job, opened.run
     with run:
-        summary, health = _episode(run, job.name, job.llm, job.seed)
+        summary, health = _episode(run, job)
         record = {
             "kind": "sim",
             "example": job.name,
@@ -195,6 +229,7 @@ def run_sim(
             **summary,
         }
         _write_transcript(run.path, job.name, summary["log"])
+        _write_tables(run.path, summary)
         markdown = _report(job.name, run.path, job.model_spec, summary, health)
         status = finish_run(run, record, markdown, health)
     return SimResult(
@@ -211,12 +246,33 @@ def run_sim(
 
 @dataclass(frozen=True)
 class _Job:
-    """A sim run's checked inputs: the example, its seed and its agents' model."""
+    """A sim run's checked inputs: the example or world, its seed and its models."""
 
     name: str
     seed: int
     llm: Any
     model_spec: str
+    world: Simulation | None = None
+    gm_llm: Any = None
+
+
+def _simulation_setting(simulation: str | Path | Simulation) -> tuple[str, dict[str, Any] | None]:
+    """(name, the simulation as data): ``None`` data for a worked example kept by its own
+    code (``silicolab.sim.examples.registry``); a world is stored whole in run.json so a
+    resume plays exactly the simulation the run began with."""
+    from silicolab.sim.examples.registry import EXAMPLES
+    from silicolab.sim.worlds import load_world
+
+    if isinstance(simulation, str) and simulation in EXAMPLES:
+        return simulation, None
+    if not isinstance(simulation, str | Path | Simulation):
+        raise InputError(
+            f"simulation= takes a world's name, a .yaml file or a Simulation, not "
+            f"{type(simulation).__name__}",
+            params=("simulation",),
+        )
+    world = load_world(simulation)
+    return world.name, world.model_dump(mode="json")
 
 
 def _prepare(settings: dict[str, Any], seed: Any, config: Path | None) -> _Job:
@@ -226,6 +282,11 @@ def _prepare(settings: dict[str, Any], seed: Any, config: Path | None) -> _Job:
     name = settings["name"]
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise InputError(f"seed={seed!r} must be an integer, 0 or more", params=("seed",))
+    if settings.get("simulation") is not None:
+        return _world_job(settings, seed, config)
+    if settings.get("gm_model") is not None:
+        raise InputError(f"gm_model= applies to worlds; {name} has no such game master",
+                         params=("gm_model",))  # fmt: skip
     if name not in EXAMPLES:
         raise InputError(
             f"unknown simulation {name!r} (simulation=); examples: {', '.join(sorted(EXAMPLES))}",
@@ -242,6 +303,19 @@ def _prepare(settings: dict[str, Any], seed: Any, config: Path | None) -> _Job:
         "none (rule-based agents)" if role is None else "scripted (offline)"
     )
     return _Job(name, seed, llm, model_spec)
+
+
+def _world_job(settings: dict[str, Any], seed: int, config: Path | None) -> _Job:
+    """A world's job: the stored simulation, the people's model and the game master's."""
+    world = Simulation.model_validate(settings["simulation"])
+    llm = _role_model("subject", settings, config)
+    gm_llm = llm
+    if settings.get("gm_model") is not None:
+        gm_llm = _role_model("subject", {**settings, "model": settings["gm_model"]}, config)
+    spec = getattr(llm, "spec", None) or "scripted (the world's offline script)"
+    if gm_llm is not llm:
+        spec = f"{spec}; game master: {getattr(gm_llm, 'spec', gm_llm)}"
+    return _Job(world.name, seed, llm, spec, world=world, gm_llm=gm_llm)
 
 
 def _role_model(role: str, settings: dict[str, Any], config: Path | None) -> Any:
@@ -261,7 +335,7 @@ def _role_model(role: str, settings: dict[str, Any], config: Path | None) -> Any
     )
 
 
-def _episode(run: Any, name: str, llm: Any, seed: int) -> tuple[dict[str, Any], Any]:
+def _episode(run: Any, job: _Job) -> tuple[dict[str, Any], Any]:
     """The example's summary and health: from the run's events when the episode finished
     before (a resume), else by running it; a failed episode keeps its transcript so far."""
     from silicolab.core.errors import SilicolabError
@@ -270,19 +344,24 @@ def _episode(run: Any, name: str, llm: Any, seed: int) -> tuple[dict[str, Any], 
     from silicolab.sim.examples.registry import CHECKPOINTED, EXAMPLES
     from silicolab.sim.health import episode_health
 
+    name, llm, seed = job.name, job.llm, job.seed
     done = run.finished_events().get(EPISODE)
     retried = EPISODE in run.retried_units()  # retry_failed: from the start, uncached
     if done is not None:
         summary = done["data"]["summary"]
     else:
         options: dict[str, Any] = {}
-        if name in CHECKPOINTED:
+        if job.world is not None or name in CHECKPOINTED:
             if retried:
                 (run.path / CHECKPOINT).unlink(missing_ok=True)
             options = {"checkpoint": run.path / CHECKPOINT, "resume": True}
         try:
             with fresh_calls(retried), heartbeat(f"sim run {name}"):
-                summary = EXAMPLES[name](llm, seed, **options)
+                if job.world is not None:
+                    outcome = job.world.run(model=llm, gm_model=job.gm_llm, seed=seed, **options)
+                    summary = {"example": name, **outcome.to_dict()}
+                else:
+                    summary = EXAMPLES[name](llm, seed, **options)
         except SilicolabError as err:
             log = getattr(err, "episode_log", None)
             if log is not None:
@@ -306,6 +385,34 @@ def _episode_failed(event: Mapping[str, Any]) -> bool:
         return True
     summary = (event.get("data") or {}).get("summary") or {}
     return episode_health(summary.get("log") or (), summary.get("survey") or ()).degraded
+
+
+def _write_tables(path: Path, summary: Mapping[str, Any]) -> None:
+    """A world's outcome tables as CSV files beside the record (to plot or cite)."""
+    import csv
+    import io
+
+    from silicolab.core.files import atomic_write_text
+
+    for name, rows in (
+        (OUTCOME_CSV, summary.get("per_entity")),
+        (TIMELINE_CSV, summary.get("timeline")),
+    ):
+        if not rows:
+            continue
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        out = io.StringIO()
+        writer = csv.DictWriter(out, columns, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _cell(v) for k, v in row.items()})
+        atomic_write_text(path / name, out.getvalue())
+
+
+def _cell(value: Any) -> Any:
+    import json
+
+    return json.dumps(value) if isinstance(value, dict | list) else value
 
 
 def _write_transcript(path: Path, name: str, steps: list[dict[str, Any]]) -> None:
@@ -332,6 +439,7 @@ def _report(name: str, run_dir: Path, model_spec: str, summary: dict[str, Any], 
         lines += [
             f"| {a['addressee']} | {a['question']} | {a['value']} | {a['raw']} |" for a in answers
         ]
+    lines += _outcome_lines(summary)
     events = _event_lines(summary)
     lines += ["", *events] if events else []
     rejected = summary.get("rejected") or []
@@ -344,6 +452,28 @@ def _report(name: str, run_dir: Path, model_spec: str, summary: dict[str, Any], 
         "",
     ]
     return "\n".join(lines)
+
+
+def outcome_columns(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The columns of a world's per-entity outcome table, in first-seen order."""
+    return [(c, c) for c in dict.fromkeys(k for row in rows for k in row)]
+
+
+def _outcome_lines(summary: Mapping[str, Any]) -> list[str]:
+    """A world's outcome per entity and final grounded state (none for the examples)."""
+    from silicolab.report.tables import markdown_table
+
+    lines: list[str] = []
+    rows = summary.get("per_entity") or []
+    if rows:
+        lines += ["", "## Outcome per entity", "", markdown_table(rows, outcome_columns(rows))]
+    final = summary.get("final_state") or {}
+    if final and summary.get("timeline") is not None:
+        table = [{"variable": k, "value": v} for k, v in final.items()]
+        lines += ["", "## Final state", ""]
+        lines += [markdown_table(table, [("variable", "variable"), ("value", "value")])]
+        lines += ["", f"Tables to plot: `{OUTCOME_CSV}`, `{TIMELINE_CSV}`."]
+    return lines
 
 
 def _event_lines(summary: Mapping[str, Any]) -> list[str]:
@@ -360,4 +490,4 @@ def trade_lines(summary: Mapping[str, Any]) -> list[str]:
     ]
 
 
-__all__ = ["SimResult", "headline", "run_sim", "trade_lines"]
+__all__ = ["SimResult", "headline", "outcome_columns", "run_sim", "trade_lines"]

@@ -40,6 +40,7 @@ from silicolab.llm.base import LanguageModel
 from silicolab.sim.engines import Episode
 from silicolab.sim.entity import Entity
 from silicolab.sim.game_master import Clock, GameMaster
+from silicolab.sim.log import keep_log
 from silicolab.sim.outcome import SimulationOutcome, outcome_of
 from silicolab.sim.prefabs import BuildContext, find_prefab
 
@@ -237,14 +238,18 @@ class Simulation(_Spec):
         )
         play = getattr(gm, "aplay", None)
         simultaneous = self.engine == "simultaneous"
-        for step in episode.steps():
-            if play is None:
-                from silicolab.sim.engines import aplay_actors
+        try:
+            for step in episode.steps():
+                if play is None:
+                    from silicolab.sim.engines import aplay_actors
 
-                actors = gm.next_acting(entities, step, simultaneous=simultaneous)
-                await aplay_actors(gm, actors, step, episode.log, simultaneous=simultaneous)
-            else:
-                await play(step, entities, episode.log, simultaneous=simultaneous)
+                    actors = gm.next_acting(entities, step, simultaneous=simultaneous)
+                    await aplay_actors(gm, actors, step, episode.log, simultaneous=simultaneous)
+                else:
+                    await play(step, entities, episode.log, simultaneous=simultaneous)
+        except Exception as err:
+            keep_log(err, episode.log)  # the episode so far is not lost
+            raise
         return outcome_of(self.name, seed, gm, entities, episode.log)
 
     run = sync_twin(arun)

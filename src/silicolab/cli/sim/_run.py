@@ -1,4 +1,4 @@
-"""``silicolab sim run NAME``: run one worked simulation and keep it in a run directory.
+"""``silicolab sim run NAME|FILE.yaml``: run one simulation and keep it in a run directory.
 
 The work is :func:`silicolab.api.sim.run_sim` (``sl.run_sim``), which writes the run
 directory (``record.json``, ``report.md``, ``transcript.html``, ``report.html``); this
@@ -38,12 +38,14 @@ def run_sim(
 
 
 def _print_summary(result: Any) -> None:
-    from silicolab.api.sim import TRANSCRIPT_HTML, headline, trade_lines
+    from silicolab.api.sim import TRANSCRIPT_HTML, headline, outcome_columns, trade_lines
     from silicolab.report import print_lines, print_table
 
     summary, run_dir = result.summary, result.run_dir
     rows = [{"field": key, "value": value} for key, value in headline(summary)]
     print_table(rows, [("field", "field"), ("value", "value")], title=f"simulation: {result.name}")
+    if result.outcome:
+        print_table(result.outcome, outcome_columns(result.outcome), title="outcome per entity")
     lines = [f"{s['speaker']}: {s['text']}" for s in (summary.get("transcript") or [])[:12]]
     lines += trade_lines(summary)
     lines += [

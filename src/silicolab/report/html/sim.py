@@ -24,7 +24,17 @@ from silicolab.report.html.blocks import (
 from silicolab.report.html.figures import PALETTE, new_figure
 from silicolab.report.html.source import RunSource, health_fold, rows_table
 
-_LISTS = ("log", "transcript", "survey", "events", "grounded_history", "trades", "rejected")
+_LISTS = (
+    "log",
+    "transcript",
+    "survey",
+    "events",
+    "grounded_history",
+    "trades",
+    "rejected",
+    "timeline",
+    "per_entity",
+)
 
 
 def build(src: RunSource) -> Page:
@@ -71,12 +81,31 @@ def grounded_series(history: list[list[Any]]) -> dict[str, dict[str, list[tuple[
     return {g: lines for g, lines in groups.items() if any(lines.values())}
 
 
+def timeline_series(rows: list[dict[str, Any]]) -> dict[str, dict[str, list[tuple[int, float]]]]:
+    """Numeric values of a world's ``timeline`` rows as :func:`grounded_series` gives them:
+    ``{variable: {key (or the variable): [(after_step, value)]}}``, each held to the end."""
+    groups: dict[str, dict[str, list[tuple[int, float]]]] = defaultdict(dict)
+    end = max((int(r["after_step"]) for r in rows), default=0)
+    for row in rows:
+        if _number(row.get("value")):
+            line = str(row.get("key") or row["variable"])
+            points = groups[str(row["variable"])].setdefault(line, [])
+            points.append((int(row["after_step"]), float(row["value"])))
+    for lines in groups.values():
+        for points in lines.values():
+            if points[-1][0] < end:
+                points.append((end, points[-1][1]))
+    return dict(groups)
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _grounded(src: RunSource, record: dict[str, Any]) -> list[Any]:
-    series = grounded_series(record.get("grounded_history") or [])
+    series = grounded_series(record.get("grounded_history") or []) or timeline_series(
+        record.get("timeline") or []
+    )
     blocks: list[Any] = []
     if series:
         fig = new_figure(7.0, 2.4 * len(series))
@@ -101,6 +130,11 @@ def _grounded(src: RunSource, record: dict[str, Any]) -> list[Any]:
 
 def _outcome(record: dict[str, Any]) -> list[Any]:
     blocks: list[Any] = []
+    per_entity = record.get("per_entity") or []
+    if per_entity:
+        columns = list(dict.fromkeys(k for row in per_entity for k in row))
+        shown = [{k: _shown(v) for k, v in row.items()} for row in per_entity]
+        blocks.append(rows_table(shown, [(c, c) for c in columns], caption="Outcome per entity"))
     statements = record.get("transcript") or []
     if statements:
         blocks.append(Chat([(str(s.get("speaker")), str(s.get("text"))) for s in statements]))
@@ -120,6 +154,10 @@ def _outcome(record: dict[str, Any]) -> list[Any]:
     for key, value in others.items():
         blocks.append(Facts([(key, value)]))
     return blocks + health_fold(record.get("health")) or [Text("Nothing recorded.", muted=True)]
+
+
+def _shown(value: Any) -> Any:
+    return dumps(value) if isinstance(value, dict | list) else value
 
 
 def _steps(log: list[dict[str, Any]], nested: list[tuple[str, dict[str, Any]]]) -> list[Any]:

@@ -16,4 +16,5 @@ def test_sim_run_examples_write_run_directories(tmp_path: Path) -> None:
         for file in ("record.json", "report.md", "transcript.html"):
             assert (run_dir / file).is_file(), (name, file)
     bad = run(["sim", "run", "quidditch"], tmp_path)
-    assert bad.returncode == 2 and "auction, bargaining, market" in bad.stderr
+    assert bad.returncode == 2 and "quidditch" in bad.stderr
+    assert all(name in bad.stderr for name in ("auction", "bargaining", "market", "election"))

@@ -256,10 +256,11 @@ class _Job:
     gm_llm: Any = None
 
 
-def _simulation_setting(simulation: str | Path | Simulation) -> tuple[str, dict[str, Any] | None]:
-    """(name, the simulation as data): ``None`` data for a worked example kept by its own
+def _simulation_setting(simulation: str | Path | Simulation) -> tuple[str, str | None]:
+    """(name, the simulation as YAML text): ``None`` for a worked example kept by its own
     code (``silicolab.sim.examples.registry``); a world is stored whole in run.json so a
-    resume plays exactly the simulation the run began with."""
+    resume plays exactly the simulation the run began with (as one string, which the
+    record's credential filter never mistakes for a key such as a scene's ``secret``)."""
     from silicolab.sim.examples.registry import EXAMPLES
     from silicolab.sim.worlds import load_world
 
@@ -272,7 +273,7 @@ def _simulation_setting(simulation: str | Path | Simulation) -> tuple[str, dict[
             params=("simulation",),
         )
     world = load_world(simulation)
-    return world.name, world.model_dump(mode="json")
+    return world.name, world.to_yaml()
 
 
 def _prepare(settings: dict[str, Any], seed: Any, config: Path | None) -> _Job:
@@ -307,7 +308,7 @@ def _prepare(settings: dict[str, Any], seed: Any, config: Path | None) -> _Job:
 
 def _world_job(settings: dict[str, Any], seed: int, config: Path | None) -> _Job:
     """A world's job: the stored simulation, the people's model and the game master's."""
-    world = Simulation.model_validate(settings["simulation"])
+    world = Simulation.from_yaml(settings["simulation"], "run.json (simulation)")
     llm = _role_model("subject", settings, config)
     gm_llm = llm
     if settings.get("gm_model") is not None:

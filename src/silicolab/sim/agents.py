@@ -22,7 +22,7 @@ from silicolab.core.errors import InputError, LLMError, ParseFailure
 from silicolab.llm.base import LanguageModel
 from silicolab.llm.structured import achoose, anumber
 from silicolab.runs.health import cut
-from silicolab.sim.components import Component
+from silicolab.sim.components import Component, MemoryRetrieval
 from silicolab.sim.entity import ActionSpec, Entity
 from silicolab.sim.log import EpisodeLog, StepLog
 from silicolab.sim.memory import AssociativeMemory
@@ -113,6 +113,19 @@ class GenerativeAgent(Entity):
     def last_log(self) -> StepLog | None:
         """The latest act's log entry."""
         return self.log.steps[-1] if self.log.steps else None
+
+    def attach_memory(self, *, k: int = 5) -> AssociativeMemory:
+        """The agent's memory, created (with a :class:`MemoryRetrieval` component of ``k``
+        memories, placed before the recent observations) when it was built without one:
+        an initializer giving people a backstory after they were built uses it, and so
+        does :meth:`load_state` when the saved state holds such a memory."""
+        if self.memory is None:
+            self.memory = AssociativeMemory()
+        if all(c.key != MemoryRetrieval.key for c in self.components):
+            keys = [c.key for c in self.components]
+            at = keys.index("observation") if "observation" in keys else len(keys)
+            self.components.insert(at, MemoryRetrieval(k=k))
+        return self.memory
 
     def observe(self, text: str) -> None:
         """Pass ``text`` to every component and store it in memory."""
@@ -206,6 +219,9 @@ class GenerativeAgent(Entity):
         """Restore :meth:`state_dict` output into an agent built with the same components."""
         if state.get("name") != self.name:
             raise InputError(f"state is for {state.get('name')!r}, not {self.name!r}")
+        saved = state["components"].get(MemoryRetrieval.key)
+        if state.get("memory") is not None and saved is not None:
+            self.attach_memory(k=int(saved.get("k", 5)))
         missing = set(state["components"]) ^ {c.key for c in self.components}
         if missing:
             raise InputError(f"state and agent disagree on components: {sorted(missing)}")

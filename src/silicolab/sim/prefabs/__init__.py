@@ -7,7 +7,10 @@ Importing this package registers the built-in prefabs; see
 from silicolab.sim.prefabs import entities as _entities  # noqa: F401  (registers)
 from silicolab.sim.prefabs import game_masters as _game_masters  # noqa: F401  (registers)
 from silicolab.sim.prefabs import games as _games  # noqa: F401  (registers)
+from silicolab.sim.prefabs import initializers as _initializers  # noqa: F401  (registers)
+from silicolab.sim.prefabs import interview as _interview  # noqa: F401  (registers)
 from silicolab.sim.prefabs import phone as _phone  # noqa: F401  (registers)
+from silicolab.sim.prefabs import social as _social  # noqa: F401  (registers)
 from silicolab.sim.prefabs.base import (
     PREFABS,
     BuildContext,

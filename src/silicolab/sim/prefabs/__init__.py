@@ -4,8 +4,11 @@ Importing this package registers the built-in prefabs; see
 :mod:`silicolab.sim.prefabs.base` for the contract and :func:`register` for your own.
 """
 
+from silicolab.sim.prefabs import auction as _auction  # noqa: F401  (registers)
+from silicolab.sim.prefabs import bargaining as _bargaining  # noqa: F401  (registers)
 from silicolab.sim.prefabs import entities as _entities  # noqa: F401  (registers)
 from silicolab.sim.prefabs import game_masters as _game_masters  # noqa: F401  (registers)
+from silicolab.sim.prefabs import market as _market  # noqa: F401  (registers)
 from silicolab.sim.prefabs.base import (
     PREFABS,
     BuildContext,

@@ -4,7 +4,8 @@
 change made during step ``s`` shows at ``after_step`` ``s + 1``), with dictionary values
 split into one row per key, so an election's votes plot straight from the table.
 ``per_entity`` has one row per entity with every grounded value keyed by that entity
-(money, score, a survey's answers as ``variable.question``).
+(money, score, a survey's answers as ``variable.question``), including variables named
+``variable:entity`` (a market's ``money:Ann`` is Ann's ``money``).
 """
 
 from __future__ import annotations
@@ -97,7 +98,10 @@ def per_entity(gm: GameMaster, names: Sequence[str]) -> list[dict[str, Any]]:
     for name in names:
         row: dict[str, Any] = {"entity": name}
         for var, v in gm.state.variables.items():
-            if isinstance(v.value, Mapping) and name in v.value:
+            base, _, owner = var.rpartition(":")
+            if base and owner == name:
+                row[base] = encode_value(v.value)
+            elif isinstance(v.value, Mapping) and name in v.value:
                 value = v.value[name]
                 if isinstance(value, Mapping):
                     row |= {f"{var}.{k}": encode_value(x) for k, x in value.items()}

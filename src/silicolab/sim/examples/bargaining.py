@@ -8,7 +8,11 @@ coordinator ends the talk once someone says ``"Deal at $X"`` or ``"No deal"``. A
 post-simulation survey asks each of them whether a deal was struck (binary) and at what price
 (continuous).
 
-Offline, the agents run on the ``scripted`` test double with :func:`scripted_bargainer`: the
+The episode is the simulation file ``worlds/bargaining.yaml``: two ``basic`` people, a
+``rule`` coordinator (policy ``bargaining_coordinator``) and the ``dialogic`` game master
+playing a conversation scene, then a survey scene. Offline, the agents run on the
+``scripted`` test double with :func:`scripted_bargainer` (the file's ``offline.responder``
+``bargainer``, :mod:`silicolab.sim.prefabs.bargaining`): the
 seller opens high, the buyer low, each moves halfway towards the other's last offer without
 crossing its own value, and an offer close enough to one's own next offer is accepted. So a
 deal lands inside ``[v_s, v_b]`` when ``v_s < v_b`` and never happens otherwise.
@@ -16,29 +20,20 @@ deal lands inside ``[v_s, v_b]`` when ``v_s < v_b`` and never happens otherwise.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from silicolab.core.errors import InputError
 from silicolab.llm.base import LanguageModel
-from silicolab.llm.types import Request
-from silicolab.sim.agents import GenerativeAgent, RuleAgent
-from silicolab.sim.components import Constraint, Goal, Identity, Observation
-from silicolab.sim.conversation import PROTOCOLS, STOP, Conversation, run_conversation
-from silicolab.sim.entity import ActionSpec
-from silicolab.sim.log import EpisodeLog, StepLog, keep_log
-from silicolab.sim.survey import SurveyAnswer, SurveyQuestion, ask_survey
+from silicolab.sim.conversation import PROTOCOLS, Conversation, Statement
+from silicolab.sim.examples.files import varied, world
+from silicolab.sim.log import EpisodeLog
+from silicolab.sim.outcome import SimulationOutcome
+from silicolab.sim.prefabs.bargaining import BUYER, SELLER, scripted_bargainer
+from silicolab.sim.simulation import Simulation
+from silicolab.sim.survey import SurveyAnswer
 
-SELLER, BUYER, COORDINATOR = "Seller", "Buyer", "Coordinator"
-TOLERANCE = 0.5
-"""The scripted bargainers accept an offer within this many dollars of their own next offer."""
-
-_VALUE = re.compile(r"values the mug at \$(\d+(?:\.\d+)?)")
-_LINE = re.compile(r"^\d+\. ([^:\n]+): (.*)$", re.MULTILINE)
-_PRICE = re.compile(r"\$(\d+(?:\.\d+)?)")
-_DEAL = re.compile(r"\bdeal at \$(\d+(?:\.\d+)?)", re.IGNORECASE)
-_END = re.compile(r"\b(deal at|no deal)\b", re.IGNORECASE)
+__all__ = ["BargainingResult", "run_bargaining", "scripted_bargainer", "scripted_model"]
 
 
 @dataclass(frozen=True)
@@ -80,142 +75,11 @@ def opening_text(seller_value: float, buyer_value: float) -> str:
     )
 
 
-def _role(request: Request) -> tuple[str, float] | None:
-    system = next((m["content"] for m in request.messages if m["role"] == "system"), "")
-    value = _VALUE.search(system)
-    if value is None:
-        return None
-    role = SELLER if "wants to sell" in system else BUYER
-    return role, float(value.group(1))
-
-
-def _last_prices(lines: list[tuple[str, str]], me: str) -> tuple[float | None, float | None]:
-    own = other = None
-    for speaker, text in lines:
-        found = _PRICE.findall(text)
-        if not found:
-            continue
-        if speaker.strip() == me:
-            own = float(found[-1])
-        else:
-            other = float(found[-1])
-    return own, other
-
-
-def _next_statement(role: str, value: float, user: str) -> str:
-    lines = _LINE.findall(user.split("Conversation so far:", 1)[-1])
-    own, other = _last_prices(lines, role)
-    last_turn = "This is the last statement" in user
-    if role == SELLER:
-        opening = round(max(1.5 * value, value + 2.0), 2)
-        acceptable = other is not None and other >= value
-        target = opening if own is None else own
-        if own is not None and other is not None:
-            target = round(max(value, (own + other) / 2), 2)
-        close = other is not None and other >= target - TOLERANCE
-        offer = f"I can let it go for ${target:.2f}."
-    else:
-        opening = round(0.5 * value, 2)
-        acceptable = other is not None and other <= value
-        target = opening if own is None else own
-        if own is not None and other is not None:
-            target = round(min(value, (own + other) / 2), 2)
-        close = other is not None and other <= target + TOLERANCE
-        offer = f"I could pay ${target:.2f}."
-    if acceptable and (close or last_turn):
-        return f"Deal at ${other:.2f}."
-    if last_turn:
-        return "No deal. I'm afraid we could not agree on a price."
-    return offer
-
-
-def _survey_reply(user: str) -> str:
-    context, _, question = user.partition("Survey question:")
-    deals = _DEAL.findall(context.split("Transcript:", 1)[-1])
-    if "deal" in question.lower() and "price" not in question.lower():
-        if deals:
-            return f"Yes, we agreed at ${float(deals[-1]):.2f}."
-        return "No, we did not agree on a price."
-    if deals:
-        return f"{float(deals[-1]):.2f} - that is the price we shook hands on."
-    return "NA - no deal was struck, so nothing was paid."
-
-
-def scripted_bargainer(request: Request) -> str:
-    """The offline bargainers' reply function (deterministic; reads only the prompt)."""
-    user = next((m["content"] for m in reversed(request.messages) if m["role"] == "user"), "")
-    if "Survey question:" in user:
-        return _survey_reply(user)
-    who = _role(request)
-    if who is None or "Conversation so far:" not in user:
-        return "I have nothing to add."
-    return _next_statement(*who, user)
-
-
 def scripted_model() -> LanguageModel:
     """The offline model: :func:`scripted_bargainer` behind the usual wrappers."""
     from silicolab.llm import ScriptedModel, load_model
 
     return load_model(ScriptedModel(fn=scripted_bargainer, name="scripted:bargaining"))
-
-
-def rule_coordinator(name: str = COORDINATOR) -> RuleAgent:
-    """Stops the talk after a ``Deal at $X`` or ``No deal`` statement; otherwise goes on
-    (or, in the coordinator protocols, lets the first eligible speaker talk)."""
-
-    def policy(_agent: RuleAgent, spec: ActionSpec) -> str:
-        transcript = spec.call_to_action.split("Transcript so far:", 1)[-1]
-        transcript = re.split(r"\n\n(?:Each participant|At most)", transcript, maxsplit=1)[0]
-        lines = _LINE.findall(transcript)
-        ended = bool(lines) and _END.search(lines[-1][1]) is not None
-        if ended:
-            for stop in ("stop", STOP):
-                if stop in spec.options:
-                    return stop
-        if "continue" in spec.options:
-            return "continue"
-        return next(o for o in spec.options if o != STOP)
-
-    return RuleAgent(name, policy)
-
-
-def make_agents(
-    model: LanguageModel, seller_value: float, buyer_value: float
-) -> tuple[GenerativeAgent, GenerativeAgent]:
-    """The seller and the buyer, each knowing only its own value."""
-    seller = GenerativeAgent(
-        SELLER,
-        model,
-        [
-            Identity(
-                f"{{name}} owns a ceramic mug and wants to sell it. {{name}} values the mug at "
-                f"${seller_value:.2f}."
-            ),
-            Goal("Sell the mug for as much as possible."),
-            Constraint(
-                f"Never sell for less than ${seller_value:.2f}.",
-                "Keep each statement to one or two sentences.",
-            ),
-            Observation(n=12),
-        ],
-    )
-    buyer = GenerativeAgent(
-        BUYER,
-        model,
-        [
-            Identity(
-                f"{{name}} wants to buy a ceramic mug. {{name}} values the mug at "
-                f"${buyer_value:.2f}."
-            ),
-            Goal("Buy the mug for as little as possible."),
-            Constraint(
-                f"Never pay more than ${buyer_value:.2f}.",
-                "Keep each statement to one or two sentences.",
-            ),
-            Observation(n=12),
-        ],
-    )
-    return seller, buyer
 
 
 QUESTIONS = (
@@ -237,6 +101,56 @@ def _agreed(answers: list[SurveyAnswer]) -> tuple[bool | None, float | None]:
     return True, float(prices[0])  # type: ignore[arg-type]
 
 
+def bargaining_simulation(
+    *,
+    seller_value: float = 4.0,
+    buyer_value: float = 10.0,
+    protocol: str = "ordered",
+    max_statements: int = 12,
+) -> Simulation:
+    """``worlds/bargaining.yaml`` with the given private values, protocol and length."""
+    if protocol not in PROTOCOLS:
+        raise InputError(
+            f"unknown protocol: protocol={protocol!r}; choose one of {', '.join(PROTOCOLS)}",
+            params=("protocol",),
+        )
+    if seller_value <= 0 or buyer_value <= 0:
+        raise InputError(
+            f"seller_value={seller_value} and buyer_value={buyer_value} must both be positive",
+            params=("seller_value", "buyer_value"),
+        )
+    base = world("bargaining").model_dump()
+    values = {SELLER: ("$4.00", seller_value), BUYER: ("$10.00", buyer_value)}
+    for entity in base["entities"]:
+        if entity["name"] in values:
+            written, value = values[entity["name"]]
+            params = entity["params"]
+            params["identity"] = params["identity"].replace(written, f"${value:.2f}")
+            params["constraints"] = [
+                c.replace(written, f"${value:.2f}") for c in params["constraints"]
+            ]
+    talk = base["game_master"]["params"]["scenes"][0]
+    talk.update(protocol=protocol, max_statements=max_statements)
+    return varied("bargaining", {"entities": base["entities"], "game_master": base["game_master"]})
+
+
+def result_of(outcome: SimulationOutcome, protocol: str, max_statements: int) -> BargainingResult:
+    """The bargaining summary of a played ``bargaining`` simulation."""
+    said = [
+        s
+        for s in outcome.log.steps
+        if s.kind == "statement" or (s.kind == "draft" and s.event == "realized")
+    ]
+    statements = [Statement(i, s.who, s.output) for i, s in enumerate(said)]
+    stop = "coordinator" if len(statements) < max_statements else "cap"
+    fields = SurveyAnswer.__dataclass_fields__
+    answers = [SurveyAnswer(**{k: v for k, v in a.items() if k in fields}) for a in outcome.survey]
+    deal, price = _agreed(answers)
+    transcript = [{"speaker": s.speaker, "text": s.text} for s in statements]
+    conv = Conversation(protocol, statements, stop, log=outcome.log)  # type: ignore[arg-type]
+    return BargainingResult(deal, price, transcript, answers, outcome.log, conv)
+
+
 def run_bargaining(
     model: LanguageModel | None = None,
     *,
@@ -250,54 +164,10 @@ def run_bargaining(
 
     ``model=None`` uses the offline scripted bargainers (:func:`scripted_model`).
     """
-    if protocol not in PROTOCOLS:
-        raise InputError(
-            f"unknown protocol: protocol={protocol!r}; choose one of {', '.join(PROTOCOLS)}",
-            params=("protocol",),
-        )
-    if seller_value <= 0 or buyer_value <= 0:
-        raise InputError(
-            f"seller_value={seller_value} and buyer_value={buyer_value} must both be positive",
-            params=("seller_value", "buyer_value"),
-        )
-    llm = model if model is not None else scripted_model()
-    seller, buyer = make_agents(llm, seller_value, buyer_value)
-    opening = opening_text(seller_value, buyer_value)
-    conv = run_conversation(
-        [seller, buyer],
+    sim = bargaining_simulation(
+        seller_value=seller_value,
+        buyer_value=buyer_value,
         protocol=protocol,
-        opening=opening,
-        coordinator=rule_coordinator(),
-        central=SELLER,
         max_statements=max_statements,
-        seed=seed,
     )
-    questions = [
-        SurveyQuestion(var, text, kind, addressee=who)  # type: ignore[arg-type]
-        for who in (SELLER, BUYER)
-        for var, text, kind in QUESTIONS
-    ]
-    try:
-        answers = ask_survey(
-            {SELLER: seller, BUYER: buyer},
-            questions,
-            context=f"{opening}\n\nTranscript:\n{conv.transcript()}",
-        )
-    except Exception as err:
-        keep_log(err, EpisodeLog(list(conv.log.steps)))  # the talk so far is not lost
-        raise
-    log = EpisodeLog(list(conv.log.steps))
-    for i, a in enumerate(answers):
-        log.add(
-            StepLog(
-                len(conv.statements) + i,
-                a.addressee,
-                "survey",
-                a.raw,
-                {"question": a.question},
-                event=f"{a.variable} = {a.value!r} ({a.explanation})",
-            )
-        )
-    deal, price = _agreed(answers)
-    transcript = [{"speaker": s.speaker, "text": s.text} for s in conv.statements]
-    return BargainingResult(deal, price, transcript, answers, log, conv)
+    return result_of(sim.run(model=model, seed=seed), protocol, max_statements)

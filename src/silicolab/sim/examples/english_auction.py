@@ -1,4 +1,6 @@
-"""An English (ascending clock) auction: an auctioneer, truthful bidders and a game master.
+"""An English (ascending clock) auction: an auctioneer, truthful bidders and a game master,
+played from the simulation file ``worlds/auction.yaml`` (prefabs:
+:mod:`silicolab.sim.prefabs.auction`).
 
 Every round the clock price is announced and each active bidder answers "stay" or "drop"
 (simultaneously; resolved in initiative order). Then the auctioneer either raises the price
@@ -22,44 +24,26 @@ price there is no sale.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from silicolab.core.errors import InputError
 from silicolab.core.sync import sync_twin
-from silicolab.sim.agents import RuleAgent
-from silicolab.sim.engines import arun_simultaneous
-from silicolab.sim.entity import ActionSpec, Entity
-from silicolab.sim.game_master import Attempt, GameMaster, Resolution
-from silicolab.sim.grounded import GroundedState, GroundedVariable, at_least
+from silicolab.sim.examples.files import grounded_history, varied, world
+from silicolab.sim.game_master import GameMaster
 from silicolab.sim.log import EpisodeLog
+from silicolab.sim.prefabs.auction import (
+    AUCTIONEER,
+    PriceRule,
+    auction_game_master,
+    auction_premise,
+    check_rules,
+)
+from silicolab.sim.simulation import Simulation
 
-PriceRule = Literal["second_dropout", "next_increment"]
-AUCTIONEER = "Auctioneer"
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-def truthful_bidder(name: str, budget: float) -> RuleAgent:
-    """A clock bidder that stays in while the announced price is within its private budget."""
-
-    def policy(agent: RuleAgent, spec: ActionSpec) -> str:
-        price = float(_NUMBER.findall(spec.call_to_action)[0])
-        return "stay" if price <= agent.state["budget"] else "drop"
-
-    return RuleAgent(name, policy, {"budget": float(budget)})
-
-
-def rule_auctioneer(name: str = AUCTIONEER) -> RuleAgent:
-    """An auctioneer that raises while two or more bidders are in and closes otherwise."""
-
-    def policy(_agent: RuleAgent, spec: ActionSpec) -> str:
-        active = int(_NUMBER.findall(spec.call_to_action)[0])
-        return "raise" if active >= 2 else "close"
-
-    return RuleAgent(name, policy)
+__all__ = ["AuctionResult", "arun_english_auction", "make_game_master", "run_english_auction"]
 
 
 @dataclass(frozen=True)
@@ -75,122 +59,6 @@ class AuctionResult:
     history: tuple[list[Any], ...] = ()
 
 
-@dataclass(frozen=True)
-class _AuctionRules:
-    """The rules of one clock auction, as the game master's hooks: who acts when, what
-    they are asked, which attempts are refused and what an accepted attempt does."""
-
-    names: tuple[str, ...]
-    increment: float
-    start_price: float
-    price_rule: PriceRule
-    auctioneer: str
-
-    def initial_state(self) -> GroundedState:
-        """The grounded variables at the opening price."""
-        return GroundedState.of(
-            GroundedVariable(
-                "price",
-                float(self.start_price),
-                float,
-                "current clock price",
-                at_least(self.start_price, "the price"),
-            ),
-            GroundedVariable("high_bidder", None, (str, type(None)), "first bidder at the price"),
-            GroundedVariable(
-                "active_bidders",
-                frozenset(self.names),
-                frozenset,
-                "bidders still in",
-                self._known_bidders,
-            ),
-            GroundedVariable("round_accepted", False, bool, "someone accepted the current price"),
-            GroundedVariable("winner", None, (str, type(None)), "who bought the item"),
-            GroundedVariable("sale_price", None, (float, type(None)), "price paid"),
-        )
-
-    def _known_bidders(self, value: Any, _proposed: Any) -> str | None:
-        extra = set(value) - set(self.names)
-        return f"unknown bidders: {sorted(extra)}" if extra else None
-
-    def schedule(self, gm: GameMaster, entities: Sequence[Entity], step: int) -> list[Entity]:
-        """Bidders still in act on even steps, the auctioneer on odd ones."""
-        if step % 2 == 1:
-            return [e for e in entities if e.name == self.auctioneer]
-        return [e for e in entities if e.name in gm.state["active_bidders"]]
-
-    def action_spec(self, gm: GameMaster, name: str) -> ActionSpec:
-        """The auctioneer raises or closes; a bidder stays in or drops out."""
-        if name == self.auctioneer:
-            n = len(gm.state["active_bidders"])
-            return ActionSpec(
-                f"Bidders still in: {n}. Clock price: {gm.state['price']:g}. "
-                "Raise the price or close the auction?",
-                "choice",
-                ("raise", "close"),
-            )
-        return ActionSpec(
-            f"The clock price is {gm.state['price']:g}. Stay in or drop out?",
-            "choice",
-            ("stay", "drop"),
-        )
-
-    def validator(self, gm: GameMaster, attempt: Attempt) -> str | None:
-        """Why ``attempt`` is impossible now, or ``None``."""
-        active = gm.state["active_bidders"]
-        if gm.state["winner"] is not None or gm.done:
-            return "the auction is over"
-        if attempt.actor == self.auctioneer:
-            if attempt.action == "raise" and len(active) < 2:
-                return "cannot raise: fewer than two bidders are still in"
-            if attempt.action == "close" and len(active) >= 2:
-                return "cannot close: two or more bidders are still in"
-            return None
-        if attempt.actor not in active:
-            return f"{attempt.actor} has already dropped out"
-        return None
-
-    def resolver(self, gm: GameMaster, attempt: Attempt) -> Resolution:
-        """What an accepted attempt does to the state, and the event that says so."""
-        s, who, price = gm.state, attempt.actor, gm.state["price"]
-        if who != self.auctioneer:
-            if attempt.action == "drop":
-                return Resolution(
-                    f"{who} drops out at {price:g}.",
-                    {"active_bidders": s["active_bidders"] - {who}},
-                )
-            updates: dict[str, Any] = {"round_accepted": True}
-            if not s["round_accepted"]:
-                updates["high_bidder"] = who
-            return Resolution(f"{who} stays in at {price:g}.", updates)
-        if attempt.action == "raise":
-            new = price + self.increment
-            return Resolution(
-                f"{self.auctioneer} raises the price to {new:g}.",
-                {"price": new, "round_accepted": False},
-            )
-        return self._close(s, price)
-
-    def _close(self, s: GroundedState, price: float) -> Resolution:
-        """The sale when the auctioneer closes at ``price`` (under the price rule)."""
-        active = sorted(s["active_bidders"], key=self.names.index)
-        winner: str | None
-        paid: float | None
-        previous = price - self.increment if price > self.start_price else None
-        if active:  # one bidder left alone at ``price``
-            winner = active[0]
-            paid = price if self.price_rule == "next_increment" or previous is None else previous
-        else:  # the last bidders all dropped at ``price``: tie
-            winner, paid = (s["high_bidder"], previous) if previous is not None else (None, None)
-        if winner is None or paid is None:
-            return Resolution("The auction closes without a sale.", terminate=True)
-        return Resolution(
-            f"{winner} wins the item at {paid:g}.",
-            {"winner": winner, "sale_price": float(paid), "high_bidder": winner},
-            terminate=True,
-        )
-
-
 def make_game_master(
     bidders: Sequence[str],
     *,
@@ -200,24 +68,41 @@ def make_game_master(
     auctioneer: str = AUCTIONEER,
 ) -> GameMaster:
     """The auction's game master (rule-based resolver; no language model)."""
-    if increment <= 0:
-        raise InputError(f"increment={increment} must be positive", params=("increment",))
-    if price_rule not in ("second_dropout", "next_increment"):
-        raise InputError(
-            f"unknown price_rule: price_rule={price_rule!r}; use 'second_dropout' or "
-            "'next_increment'",
-            params=("price_rule",),
-        )
-    rules = _AuctionRules(tuple(bidders), increment, start_price, price_rule, auctioneer)
-    return GameMaster(
-        state=rules.initial_state(),
-        resolver=rules.resolver,
-        validator=rules.validator,
-        schedule=rules.schedule,
-        action_spec=rules.action_spec,
-        premise=f"An English auction starts at {start_price:g}; the price rises by "
-        f"{increment:g} each round.",
-        name="Auction house",
+    return auction_game_master(
+        bidders,
+        increment=increment,
+        start_price=start_price,
+        price_rule=price_rule,
+        auctioneer=auctioneer,
+    )
+
+
+def auction_simulation(
+    budgets: Sequence[float],
+    *,
+    increment: float = 50.0,
+    start_price: float = 50.0,
+    price_rule: PriceRule = "second_dropout",
+    max_rounds: int = 10_000,
+) -> Simulation:
+    """``worlds/auction.yaml`` with truthful bidders ``Bidder 1..N`` holding ``budgets``."""
+    check_rules(increment, price_rule)
+    base = world("auction")
+    bidders = [
+        {"name": f"Bidder {i + 1}", "prefab": "rule",
+         "params": {"policy": "truthful_bidder", "args": {"budget": float(b)}}}
+        for i, b in enumerate(budgets)
+    ]  # fmt: skip
+    params = {"increment": increment, "start_price": start_price, "price_rule": price_rule}
+    gm = base.game_master.model_dump()
+    return varied(
+        "auction",
+        {
+            "premise": auction_premise(start_price, increment),
+            "max_steps": 2 * max_rounds,
+            "entities": [*bidders, base.entities[-1].model_dump()],
+            "game_master": {**gm, "params": {**gm["params"], **params}},
+        },
     )
 
 
@@ -233,32 +118,25 @@ async def arun_english_auction(
     resume: bool = False,
 ) -> AuctionResult:
     """Run one auction with truthful bidders ``Bidder 1..N`` holding ``budgets``
-    (``checkpoint``/``resume``: see :func:`silicolab.sim.engines.run_simultaneous`)."""
-    bidders = [truthful_bidder(f"Bidder {i + 1}", b) for i, b in enumerate(budgets)]
-    gm = make_game_master(
-        [b.name for b in bidders],
+    (``checkpoint``/``resume``: see :meth:`silicolab.sim.simulation.Simulation.arun`)."""
+    sim = auction_simulation(
+        budgets,
         increment=increment,
         start_price=start_price,
         price_rule=price_rule,
+        max_rounds=max_rounds,
     )
-    entities = [*bidders, rule_auctioneer()]
-    log = await arun_simultaneous(
-        gm,
-        entities,
-        max_steps=2 * max_rounds,
-        seed=seed,
-        checkpoint=checkpoint,
-        resume=resume,
-    )
-    if not gm.done:
+    outcome = await sim.arun(seed=seed, checkpoint=checkpoint, resume=resume)
+    state = outcome.final_state
+    if state["winner"] is None and outcome.events[-1:] != ["The auction closes without a sale."]:
         raise InputError(f"the auction did not finish within {max_rounds} rounds")
     return AuctionResult(
-        winner=gm.state["winner"],
-        price=gm.state["sale_price"],
-        rounds=(gm.clock.steps + 1) // 2,
-        events=tuple(gm.events),
-        log=log,
-        history=tuple(gm.state.state_dict()["history"]),
+        winner=state["winner"],
+        price=state["sale_price"],
+        rounds=(outcome.steps + 1) // 2,
+        events=tuple(outcome.events),
+        log=outcome.log,
+        history=tuple(grounded_history(outcome)),
     )
 
 

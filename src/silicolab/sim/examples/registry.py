@@ -1,5 +1,9 @@
 """The worked simulations the ``silicolab sim run NAME`` command can run.
 
+Each plays its simulation file (``silicolab/sim/worlds/<name>.yaml``) through
+:class:`~silicolab.sim.simulation.Simulation` and turns the outcome into the example's
+summary (the ``run_*`` functions of :mod:`silicolab.sim.examples`).
+
 Each entry is ``(model, seed, **options) -> dict``: a JSON-ready summary whose ``"log"`` is
 the episode log as a list (see :meth:`silicolab.sim.log.EpisodeLog.to_list`). ``model`` is a
 language model -- the model of the role in :data:`MODEL_ROLES` -- or ``None`` (the

@@ -76,7 +76,7 @@ class ScenedGameMaster(GameMaster):
     def _participants(self, entities: Sequence[Entity], step: int) -> list[Entity]:
         scene, _ = self.scene(step)
         if scene.participants is None:
-            return list(entities)
+            return [e for e in entities if e.name != scene.coordinator]
         by_name = {e.name: e for e in entities}
         return [by_name[n] for n in scene.participants if n in by_name]
 
@@ -92,10 +92,11 @@ class ScenedGameMaster(GameMaster):
     def check_participants(self, names: Sequence[str]) -> None:
         """Refuse scenes naming someone who is not an entity of the simulation."""
         for scene in self.scenes:
-            unknown = sorted(set(scene.participants or ()) - set(names))
+            named = {*(scene.participants or ()), scene.coordinator, scene.central} - {None}
+            unknown = sorted(set(named) - set(names))  # type: ignore[arg-type]
             if unknown:
                 raise InputError(
-                    f"scene {scene.name!r} names participants {unknown} who are not "
+                    f"scene {scene.name!r} names {unknown} who are not "
                     f"entities (entities: {', '.join(names)})"
                 )
 
@@ -111,7 +112,7 @@ class ScenedGameMaster(GameMaster):
             self.broadcast(scene.announce, [a.name for a in actors])
             deliver(self, actors, log, step)
         if scene.kind == "conversation":
-            await self._converse(scene, actors, step, log)
+            await self._converse(scene, actors, step, log, entities)
         elif scene.kind == "survey":
             await self._interview(scene, actors, step, log)
         else:
@@ -140,21 +141,31 @@ class ScenedGameMaster(GameMaster):
         """After a choice or number round: a prefab's rule (default: nothing)."""
 
     async def _converse(
-        self, scene: SceneParams, actors: Sequence[Entity], step: int, log: EpisodeLog
+        self,
+        scene: SceneParams,
+        actors: Sequence[Entity],
+        step: int,
+        log: EpisodeLog,
+        entities: Sequence[Entity],
     ) -> None:
         opening = "\n\n".join(p for p in (self.premise, scene.announce, self._recent()) if p)
+        coordinator: Entity | None = self if scene.protocol in _COORDINATED else None
+        if scene.coordinator is not None:
+            coordinator = next(e for e in entities if e.name == scene.coordinator)
         conv = await arun_conversation(
-            actors,
+            [a for a in actors if a.name != scene.coordinator],
             protocol=scene.protocol,
             opening=opening,
-            coordinator=self if scene.protocol in _COORDINATED else None,
+            coordinator=coordinator,
+            central=scene.central,
             max_statements=scene.max_statements,
             seed=child_seed(self.seed, "conversation", step) or 0,
             statement_tokens=scene.max_tokens,
         )
         for entry in conv.log.steps:
             log.add(StepLog(step, entry.who, entry.kind, entry.output, entry.context, entry.event))
-        others = [n for n in self.entity_names if n not in {a.name for a in actors}]
+        listeners = {a.name for a in actors} | {scene.coordinator}
+        others = [n for n in self.entity_names if n not in listeners]
         for s in conv.statements:
             self.events.append(f"{s.speaker}: {s.text}")
             self.broadcast(f"{s.speaker} said: {s.text}", others)

@@ -10,7 +10,10 @@ kind of step each round is:
   ``tally``: ``var[answer] += 1``; ``add``: ``var[actor] += answer``) with no model call
   by the game master, then the game master's round-end rule runs (payoffs, the pot);
 * ``conversation`` — the participants talk under one of the conversation protocols; every
-  statement becomes an event;
+  statement becomes an event. ``coordinator`` names an entity that coordinates the talk
+  (reads the transcript, stops it, picks or realizes the next statement) and never speaks
+  in it; without one the game master coordinates the ``coordinator_*`` protocols (and the
+  others run to ``max_statements``). ``central`` names the central speaker of ``central_*``;
 * ``survey`` — the game master interviews each participant with typed questions; the
   answers go into a grounded variable (``entity -> {question variable: value}``).
 
@@ -62,6 +65,8 @@ class SceneParams(Params):
     rule: RecordRule = "set"
     secret: bool = Field(False, description="only the actor sees its choice")
     protocol: str = "ordered"
+    coordinator: str | None = Field(None, description="an entity that coordinates the talk")
+    central: str | None = Field(None, description="the central speaker of central_* protocols")
     max_statements: int = Field(8, ge=1)
     questions: list[QuestionParams] = Field(default_factory=list)
     max_tokens: int | None = Field(120, ge=1)
@@ -76,6 +81,8 @@ class SceneParams(Params):
             raise ValueError("a survey scene needs questions")
         if self.kind == "conversation" and self.protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}")
+        if (self.coordinator or self.central) and self.kind != "conversation":
+            raise ValueError("coordinator and central apply to conversation scenes only")
         return self
 
     def spec(self) -> ActionSpec:

@@ -20,7 +20,7 @@ def test_every_built_in_world_round_trips_and_replays_identically() -> None:
         assert Simulation.from_yaml(again.to_yaml()).to_yaml() == sim.to_yaml(), name
         first, second = sim.run(seed=3), again.run(seed=3)
         assert first.to_dict() == second.to_dict(), name
-        assert first.steps == sim.steps(sim.build()[0]), name
+        assert 0 < first.steps <= sim.steps(sim.build()[0]), name  # a game may end early
 
 
 def test_the_election_tallies_the_offline_votes() -> None:
@@ -69,7 +69,7 @@ def test_scenes_naming_unknown_people_are_refused_before_anything_runs() -> None
     sim = load_world("election")
     scenes = [{"name": "x", "participants": ["Zed"]}]
     gm = sim.game_master.model_copy(update={"params": {**sim.game_master.params, "scenes": scenes}})
-    with pytest.raises(InputError, match=r"participants \['Zed'\]"):
+    with pytest.raises(InputError, match=r"names \['Zed'\] who are not entities"):
         sim.model_copy(update={"game_master": gm}).build()
 
 

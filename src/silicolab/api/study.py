@@ -209,7 +209,7 @@ def _run(
     else:
         hypothesis, used, run = load_hypothesis(study), settings, None
     options = StudyOptions.from_dict(used)
-    if options.subjects == "rule":
+    if options.subjects == "rule" and hypothesis.simulation is None:
         from silicolab.studies.rule_worlds import rule_world
 
         rule_world(hypothesis)  # refuses a study without rule-based subjects, before any run

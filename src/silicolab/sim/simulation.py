@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import (
     BaseModel,
@@ -54,6 +54,14 @@ def narrator_echo(match: re.Match[str]) -> str:
     (prefixed with the actor unless it already starts with the actor's name)."""
     actor, action = match.group(1), match.group(2)
     return action if action.startswith(actor) else f"{actor}: {action}"
+
+
+class Played(NamedTuple):
+    """A played simulation: its outcome and the game master and entities it left."""
+
+    outcome: SimulationOutcome
+    gm: GameMaster
+    entities: list[Entity]
 
 
 class _Spec(BaseModel):
@@ -185,16 +193,19 @@ class Simulation(_Spec):
         model: LanguageModel | str | None = None,
         gm_model: LanguageModel | str | None = None,
         seed: int = 0,
+        sample_key: str | None = None,
     ) -> tuple[GameMaster, list[Entity]]:
         """Fresh game master and entities: ``model`` for the people, ``gm_model`` for the
-        game master (default ``model``; without either, the offline script)."""
+        game master (default ``model``; without either, the offline script).
+        ``sample_key`` (default: the name and the seed) names the draws: two plays with
+        different keys sample independently even when their prompts coincide."""
         people = _model(model) or self.offline_model()
         ctx = BuildContext(
             model=people,
             gm_model=_model(gm_model) or people,
             seed=seed,
             entity_names=tuple(e.name for e in self.entities),
-            sample_key=f"{self.name}/seed={seed}",
+            sample_key=sample_key or f"{self.name}/seed={seed}",
             premise=self.premise,
             clock=self.clock.clock(),
         )
@@ -221,11 +232,32 @@ class Simulation(_Spec):
         seed: int = 0,
         checkpoint: str | Path | None = None,
         resume: bool = False,
+        sample_key: str | None = None,
     ) -> SimulationOutcome:
         """Play the simulation once and return its outcome. With ``checkpoint`` the
         episode is saved after every step; ``resume=True`` continues from that file (the
-        initializer is not run again)."""
-        gm, entities = self.build(model=model, gm_model=gm_model, seed=seed)
+        initializer is not run again). ``sample_key``: see :meth:`build`."""
+        played = await self.aplay(
+            model=model, gm_model=gm_model, seed=seed, checkpoint=checkpoint, resume=resume,
+            sample_key=sample_key,
+        )  # fmt: skip
+        return played.outcome
+
+    run = sync_twin(arun)
+
+    async def aplay(
+        self,
+        *,
+        model: LanguageModel | str | None = None,
+        gm_model: LanguageModel | str | None = None,
+        seed: int = 0,
+        checkpoint: str | Path | None = None,
+        resume: bool = False,
+        sample_key: str | None = None,
+    ) -> Played:
+        """:meth:`arun`, also returning the game master and entities as the episode left
+        them (to question them afterwards, as a study's survey does)."""
+        gm, entities = self.build(model=model, gm_model=gm_model, seed=seed, sample_key=sample_key)
         restored = resume and checkpoint is not None and Path(checkpoint).exists()
         if self.initializer is not None and not restored:
             init = find_prefab(self.initializer.prefab, "initializer")
@@ -250,9 +282,7 @@ class Simulation(_Spec):
         except Exception as err:
             keep_log(err, episode.log)  # the episode so far is not lost
             raise
-        return outcome_of(self.name, seed, gm, entities, episode.log)
-
-    run = sync_twin(arun)
+        return Played(outcome_of(self.name, seed, gm, entities, episode.log), gm, entities)
 
     # -- files -----------------------------------------------------------------------------
     def to_yaml(self) -> str:

@@ -17,7 +17,9 @@ A hypothesis may also declare ``derived`` variables, named expressions over the 
 (:mod:`silicolab.studies.derived`, e.g. the auction's second-highest budget); ``theory``
 names the derived variable that is a theory's prediction of the outcome, and
 ``rule_world`` the registered rule-based world its conditions can run in
-(:mod:`silicolab.studies.rule_worlds`). Nothing downstream is keyed on ``name``.
+(:mod:`silicolab.studies.rule_worlds`), and ``simulation`` a simulation its conditions
+run in instead of a conversation (:mod:`silicolab.studies.sim_world_spec`). Nothing
+downstream is keyed on ``name``.
 
 Every decision the scientist model took is kept in ``decisions`` with its explanation,
 so the record shows why the SCM looks the way it does. The model is strict
@@ -38,6 +40,7 @@ from silicolab.sim.conversation import PROTOCOLS, Protocol
 from silicolab.sim.survey import parse_number
 from silicolab.studies.aggregate import AGGREGATIONS, Aggregation
 from silicolab.studies.derived import check_names, parse_expression
+from silicolab.studies.sim_world_spec import SimulationWorld
 
 COORDINATOR = "coordinator"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -139,8 +142,6 @@ class StudyVariable(_Strict):
         if self.type == "binary" and self.levels and len(self.levels) != 2:
             raise ValueError(f"a binary variable has exactly two levels, got {self.levels}")
         if self.measured:
-            if not self.questions:
-                raise ValueError("a measured variable needs at least one survey question")
             if self.values:
                 raise ValueError("only causes have treatment values; remove 'values'")
             return self
@@ -223,6 +224,7 @@ class Hypothesis(_Strict):
     derived: list[DerivedVariable] = Field(default_factory=list)
     theory: str | None = None
     rule_world: str | None = None
+    simulation: SimulationWorld | None = None
     decisions: list[Decision] = Field(default_factory=list)
 
     @field_validator("scenario")
@@ -247,6 +249,7 @@ class Hypothesis(_Strict):
             raise ValueError(f"exactly one variable has role 'outcome', found {len(outcomes)}")
         if not self.treatments:
             raise ValueError("the SCM needs at least one cause with treatment values")
+        self._check_measures()
         for v in self.variables:
             self._check_links(v, set(names), set(variables))
         self._check_acyclic()
@@ -262,6 +265,38 @@ class Hypothesis(_Strict):
             raise ValueError(f"'order' must list every agent once: {names}")
         self._check_derived(variables)
         return self
+
+    def _check_measures(self) -> None:
+        """Every measured variable is asked or (in a simulation study) measured; the
+        simulation section names only this hypothesis' causes and measured variables
+        and sets every cause."""
+        sim = self.simulation
+        measured_in_sim = set(sim.measurements) if sim is not None else set()
+        for i, v in enumerate(self.variables):
+            if v.measured and not v.questions and v.name not in measured_in_sim:
+                hint = " or a simulation measurement" if sim is not None else ""
+                raise FieldProblem(
+                    ("variables", i, "questions"),
+                    f"a measured variable needs at least one survey question{hint}",
+                )
+        if sim is None:
+            return
+        causes = {v.name for v in self.treatments}
+        measured = {v.name for v in self.measured}
+        for name in sim.treatments:
+            if name not in causes:
+                raise FieldProblem(("simulation", "treatments", name), f"{name!r} is not a cause")
+        for name in sim.measurements:
+            if name not in measured:
+                raise FieldProblem(
+                    ("simulation", "measurements", name), f"{name!r} is not a measured variable"
+                )
+        unset = sorted(causes - set(sim.treatments))
+        if unset:
+            raise FieldProblem(
+                ("simulation", "treatments"),
+                f"causes {unset} are not set in the simulation: give each a path",
+            )
 
     def _check_derived(self, variables: list[str]) -> None:
         numeric = [v.name for v in self.treatments if v.type != "nominal"]

@@ -224,6 +224,8 @@ def _condition_runner(
     """One condition's coroutine; its calls' sample identity is the condition's event key
     (``prefix`` + unit id), so a follow-on condition whose treatments equal a main one's
     draws anew."""
+    if hypothesis.simulation is not None:
+        return _simulation_runner(hypothesis, options, models, prefix)
     if options.subjects == "rule":
         world = rule_world(hypothesis)
         return lambda condition: world(hypothesis, condition, dict(options.rule_options))
@@ -243,6 +245,33 @@ def _condition_runner(
             agent_names=options.agent_names,
             sample_key=prefix + condition.unit_id,
         )
+
+    return run_one
+
+
+def _simulation_runner(
+    hypothesis: Hypothesis, options: StudyOptions, models: StudyModels | None, prefix: str
+) -> Callable[[Any], Any]:
+    """One condition in the study's simulation: rule-based subjects play the world's
+    offline script; language-model subjects the subject model, the game master the
+    coordinator's."""
+    from silicolab.studies.sim_conduct import arun_simulation_condition
+
+    if options.subjects == "world":
+        raise InputError(
+            f"study {hypothesis.name!r} runs in a simulation: use subjects='rule' (the "
+            "simulation's offline script) or subjects='llm'",
+            params=("subjects",),
+        )
+    offline = options.subjects == "rule" or models is None
+    subject = None if offline else models.subject  # type: ignore[union-attr]
+    gm = None if offline else models.coordinator  # type: ignore[union-attr]
+
+    async def run_one(condition: Any) -> ConditionRun:
+        return await arun_simulation_condition(
+            hypothesis, condition, model=subject, gm_model=gm, seed=options.seed,
+            sample_key=prefix + condition.unit_id,
+        )  # fmt: skip
 
     return run_one
 

@@ -331,7 +331,7 @@ class GameMaster(Entity):
             if spec.kind == "choice":
                 return spec.options[0]
             return self.state.text() or (self.events[-1] if self.events else self.premise)
-        from silicolab.llm.structured import achoose
+        from silicolab.llm.structured import achoose, anumber
 
         parts = [self.premise, f"Time: {self.clock.text()}", self.state.text()]
         parts += [f"- {e}" for e in self.events[-self.history_window :]]
@@ -341,6 +341,9 @@ class GameMaster(Entity):
         if spec.kind == "choice":
             picked = await achoose(self.model, spec.call_to_action, spec.options, system=system)
             return spec.options[picked]
+        if spec.kind == "float":
+            value = await anumber(self.model, f"{system}\n\n{spec.call_to_action}", tag="gm")
+            return repr(float(value))
         messages = [
             {"role": "system", "content": system},
             {"role": "user", "content": spec.call_to_action},

@@ -205,6 +205,7 @@ def load_model(
     api_key_env: str | None = None,
     cache_path: str | Path | None = None,
     max_concurrency: int | Literal["auto"] | None = "auto",
+    adaptive_concurrency: bool = True,
     requests_per_minute: float | None = None,
     tokens_per_minute: float | None = None,
     max_retries: int = 5,
@@ -226,7 +227,10 @@ def load_model(
     16 (None: no limit); ``timeout_s=None`` is 600 s for servers on this machine that
     serve few requests at once (``local``, ``llamacpp:``, ``lmstudio:``, a llama.cpp
     server at a loopback ``base_url``), else 60 s. Calls waiting for a free slot wait in
-    the client, where no timeout runs.
+    the client, where no timeout runs. The concurrency adapts to the server
+    (``adaptive_concurrency``, on by default): it halves after a 429 or a timeout and
+    grows back by one per window of successes, never above ``max_concurrency``
+    (``model.concurrency.changes`` lists the changes; each is logged).
 
     ``spec`` may also be a :class:`LanguageModel` instance (e.g. a configured
     ``ScriptedModel``), which is wrapped the same way. Backend-specific options pass
@@ -267,6 +271,7 @@ def load_model(
         max_concurrency=max_concurrency,
         requests_per_minute=requests_per_minute,
         tokens_per_minute=tokens_per_minute,
+        adaptive=adaptive_concurrency,
     )
     if cache_path is not None:
         model = CachedModel(model, SQLiteCache(cache_path))

@@ -3,6 +3,11 @@
 Backends raise :class:`TransientLLMError` for what is worth retrying (timeouts, 429,
 5xx, dropped connections, malformed bodies) and plain :class:`LLMError` for what is not
 (a bad request, a wrong key). Log lines never contain credentials.
+
+A layer above (the concurrency limits) may watch the attempts of the call it let through
+by setting :data:`ATTEMPT_WATCH` to an :class:`AttemptWatch` for the call's duration: it is
+told of each attempt's outcome, and it does the waiting before a retry (so it can give up
+its slot meanwhile); the wait is never shorter than the backoff or ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ import asyncio
 import logging
 import random
 import time
+from contextvars import ContextVar
 from dataclasses import replace
+from typing import Protocol
 
 from silicolab.core.errors import LLMError
 from silicolab.core.secrets import scrub_text
@@ -24,14 +31,46 @@ log = logging.getLogger("silicolab.llm")
 class TransientLLMError(LLMError):
     """A failure that may go away if the same request is sent again.
 
-    ``retry_after`` is the server's requested wait in seconds (from ``Retry-After``), if any.
+    ``retry_after`` is the server's requested wait in seconds (from ``Retry-After``), if any;
+    ``timed_out`` says the attempt got no answer within the timeout.
     """
 
     def __init__(
-        self, message: str, *, status: int | None = None, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        timed_out: bool = False,
     ):
         super().__init__(message, status=status)
         self.retry_after = retry_after
+        self.timed_out = timed_out
+
+    @property
+    def overload(self) -> bool:
+        """Whether the server signalled overload (too many requests, a timeout, 408, 503,
+        529): a sign to send fewer requests at once, unlike a 500 or a malformed body."""
+        return self.timed_out or self.status in OVERLOAD_STATUSES
+
+
+#: HTTP statuses that mean "too much at once": request timeout, too many requests,
+#: unavailable, overloaded (Anthropic).
+OVERLOAD_STATUSES = frozenset({408, 429, 503, 529})
+
+
+class AttemptWatch(Protocol):
+    """What a layer above learns of the attempts of one call (see the module docstring)."""
+
+    def failed(self, err: TransientLLMError) -> None: ...
+
+    def succeeded(self) -> None: ...
+
+    async def wait(self, delay: float) -> None: ...
+
+
+#: The watch of the call running in this context, if a layer above set one.
+ATTEMPT_WATCH: ContextVar[AttemptWatch | None] = ContextVar("ATTEMPT_WATCH", default=None)
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -82,12 +121,15 @@ class RetryingModel(ModelWrapper):
 
     async def acomplete(self, request: Request) -> Completion:
         start = time.perf_counter()
+        watch = ATTEMPT_WATCH.get()
         attempt = 0
         while True:
             attempt += 1
             try:
                 completion = await self.inner.acomplete(request)
             except TransientLLMError as err:
+                if watch is not None:
+                    watch.failed(err)
                 if attempt > self.max_retries:
                     raise LLMError(
                         f"{self.spec}: gave up after {attempt} attempts; last error: "
@@ -103,9 +145,11 @@ class RetryingModel(ModelWrapper):
                     scrub_text(str(err)),
                     delay,
                 )
-                await asyncio.sleep(delay)
+                await (asyncio.sleep(delay) if watch is None else watch.wait(delay))
                 continue
             except LLMError as err:
                 err.attempts = attempt
                 raise
+            if watch is not None:
+                watch.succeeded()
             return replace(completion, attempts=attempt, latency_s=time.perf_counter() - start)

@@ -13,9 +13,11 @@ the no-LLM baseline.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from silicolab.core.errors import InputError, LLMError, ParseFailure
@@ -56,6 +58,17 @@ def repair_choice(raw: str, options: Sequence[str]) -> str | None:
         if re.search(rf"(?<!\w){re.escape(opt)}(?!\w)", raw, flags=re.IGNORECASE)
     ]
     return mentioned[0] if len(mentioned) == 1 else None
+
+
+@dataclass(frozen=True)
+class _Act:
+    """One act's prompt, built before its request is sent."""
+
+    step: int
+    contexts: dict[str, str]
+    system: str
+    question: str
+    index: int
 
 
 class GenerativeAgent(Entity):
@@ -153,22 +166,71 @@ class GenerativeAgent(Entity):
         step = self.step
         self.step += 1
         self.events += 1
+        act = self._prepare(spec, step)
+        output = await self._run(spec, act)
+        self._record(spec, act, output)
+        return output
+
+    async def aact_all(
+        self, specs: Sequence[ActionSpec], *, return_exceptions: bool = False
+    ) -> list[str | Exception]:
+        """Answer every spec from the agent's current state, all requests at once.
+
+        Each prompt is built before any request is sent, as if its spec were asked first
+        (no answer sees another, whichever finishes first); the acts are numbered in spec
+        order (so their sample indices, hence cache keys, are stable), and the log and
+        memory receive the answers in spec order once all are in. ``return_exceptions``
+        puts an act's error in its place; otherwise the first error in spec order is
+        raised after every request has ended.
+        """
+        if not specs:
+            return []
+        first, events = self.step, self.events
+        self.step += len(specs)
+        self.events += 1  # every prompt sees the clock of the first act
+        acts = [self._prepare(spec, first + i) for i, spec in enumerate(specs)]
+        results = await asyncio.gather(
+            *(self._run(spec, act) for spec, act in zip(specs, acts, strict=True)),
+            return_exceptions=True,
+        )
+        for i, (spec, act, output) in enumerate(zip(specs, acts, results, strict=True)):
+            self.events = events + i + 1
+            if isinstance(output, str):
+                self._record(spec, act, output)
+            elif not isinstance(output, Exception):
+                raise output  # cancelled: not an act's error
+        errors = [r for r in results if isinstance(r, Exception)]
+        if errors and not return_exceptions:
+            raise errors[0]
+        return list(results)  # type: ignore[arg-type]
+
+    def _prepare(self, spec: ActionSpec, step: int) -> _Act:
+        """The prompt of act number ``step`` from the agent's state now."""
         contexts = self.contexts(spec)
-        system = self.render_context(contexts)
         question = spec.call_to_action.replace("{name}", self.name)
         index = stable_sample_index(self.name, step, self.sample_key)
+        return _Act(step, contexts, self.render_context(contexts), question, index)
+
+    async def _run(self, spec: ActionSpec, act: _Act) -> str:
         try:
-            output = await self._answer(spec, system, question, index)
+            output = await self._answer(spec, act.system, act.question, act.index)
         except (ParseFailure, LLMError) as err:
             reply = f"; last reply: {cut(err.raw)!r}" if isinstance(err, ParseFailure) else ""
-            raise err.in_context(f"{self.name}, act {step} ({spec.kind})", reply) from err
-        spec.validate(output)
+            raise err.in_context(f"{self.name}, act {act.step} ({spec.kind})", reply) from err
+        return spec.validate(output)
+
+    def _record(self, spec: ActionSpec, act: _Act, output: str) -> None:
         self.log.add(
-            StepLog(step, self.name, spec.kind, output, {**contexts, CALL_TO_ACTION_KEY: question})
+            StepLog(
+                act.step,
+                self.name,
+                spec.kind,
+                output,
+                {**act.contexts, CALL_TO_ACTION_KEY: act.question},
+            )
         )
         if self.memory is not None and self.remember_actions:
             self.memory.add(f"{self.name}: {output}", time=self.now)
-        return output
 
     async def _answer(self, spec: ActionSpec, system: str, question: str, index: int) -> str:
         """One model request (plus the typed answer's repair re-prompts) for ``spec``."""

@@ -7,6 +7,7 @@ conversations and surveys can drive any of them without knowing how they decide.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -73,6 +74,27 @@ class Entity(ABC):
         """Return the entity's answer to ``spec`` ("choice": one option exactly)."""
 
     act = sync_twin(aact)
+
+    async def aact_all(
+        self, specs: Sequence[ActionSpec], *, return_exceptions: bool = False
+    ) -> list[str | Exception]:
+        """Answer every spec; the answers in order.
+
+        An entity that can answer each spec from its current state, as if it were asked
+        first, overrides this to send them at once (:class:`~silicolab.sim.agents.
+        GenerativeAgent` does); this default acts on them one after another, which is
+        right for any entity. ``return_exceptions`` puts an act's error in its place
+        instead of raising it (as :func:`asyncio.gather` does).
+        """
+        out: list[str | Exception] = []
+        for spec in specs:
+            try:
+                out.append(await self.aact(spec))
+            except Exception as err:
+                if not return_exceptions:
+                    raise
+                out.append(err)
+        return out
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

@@ -195,57 +195,100 @@ def _parse_prompt(question: SurveyQuestion, raw: str, *, numeric: bool) -> str:
     return f"Survey question: {question.question}\nThe answer given was:\n{raw.strip()}\n\n{ask}"
 
 
-async def _ask_one(
-    question: SurveyQuestion, respondent: Entity, parser: Entity, context: str
+def _answer_spec(question: SurveyQuestion, context: str) -> ActionSpec:
+    return ActionSpec(_answer_prompt(question, context), kind="free", tag="survey")
+
+
+def _parse_spec(question: SurveyQuestion, raw: str) -> ActionSpec:
+    """The typed act that maps an ambiguous ``raw`` answer to a value."""
+    if question.type in ("continuous", "count"):
+        return ActionSpec(_parse_prompt(question, raw, numeric=True), kind="float", tag="parser")
+    options = (*question.levels, NA)
+    return ActionSpec(
+        _parse_prompt(question, raw, numeric=False), kind="choice", options=options, tag="parser"
+    )
+
+
+def _answer(
+    question: SurveyQuestion, raw: str, value: Value, explanation: str, failed: bool = False
 ) -> SurveyAnswer:
-    spec = ActionSpec(_answer_prompt(question, context), kind="free", tag="survey")
-    raw = (await respondent.aact(spec)).strip()
+    return SurveyAnswer(
+        question.variable, question.addressee, question.question, raw, value, explanation, failed
+    )
 
-    def answer(value: Value, explanation: str, failed: bool = False) -> SurveyAnswer:
-        return SurveyAnswer(
-            question.variable,
-            question.addressee,
-            question.question,
-            raw,
-            value,
-            explanation,
-            failed,
-        )
 
-    direct = _direct(question, raw)
-    if direct is not None:
-        return answer(*direct)
-    numeric = question.type in ("continuous", "count")
-    if numeric:
-        parse = ActionSpec(_parse_prompt(question, raw, numeric=True), kind="float", tag="parser")
-        try:
-            reply = (await parser.aact(parse)).strip()
-        except ParseFailure as err:
-            return answer(None, f"NA: parse failure: {err}", failed=True)
+def _parsed(
+    question: SurveyQuestion, raw: str, parser: str, reply: str | ParseFailure
+) -> SurveyAnswer:
+    """The answer once ``parser`` replied ``reply`` to :func:`_parse_spec` (or failed to)."""
+    if isinstance(reply, ParseFailure):
+        return _answer(question, raw, None, f"NA: parse failure: {reply}", failed=True)
+    reply = reply.strip()
+    if question.type in ("continuous", "count"):
         try:
             number = float(reply.replace(",", ""))
         except ValueError:
-            return answer(None, f"NA: the parser's reply {reply!r} is not a number")
+            return _answer(question, raw, None, f"NA: the parser's reply {reply!r} is not a number")
         if not math.isfinite(number):
-            return answer(None, f"NA: the parser's reply {reply!r} is not a finite number")
+            return _answer(
+                question, raw, None, f"NA: the parser's reply {reply!r} is not a finite number"
+            )
         value, note = _typed_number(question, number)
         if value is None:
-            return answer(None, note)
-        return answer(value, f"{parser.name} read the number {number:g} from the answer{note}")
+            return _answer(question, raw, None, note)
+        return _answer(
+            question, raw, value, f"{parser} read the number {number:g} from the answer{note}"
+        )
     options = (*question.levels, NA)
-    parse = ActionSpec(
-        _parse_prompt(question, raw, numeric=False), kind="choice", options=options, tag="parser"
-    )
-    try:
-        reply = (await parser.aact(parse)).strip()
-    except ParseFailure as err:
-        return answer(None, f"NA: parse failure: {err}", failed=True)
     if reply not in options:
-        raise InputError(f"{parser.name} answered {reply!r}, not one of {options}")
+        raise InputError(f"{parser} answered {reply!r}, not one of {options}")
     if reply == NA:
-        return answer(None, f"NA: {parser.name} found no level matching the answer")
+        return _answer(question, raw, None, f"NA: {parser} found no level matching the answer")
     index = question.levels.index(reply)
-    return answer(_level_value(question, index), f"{parser.name} mapped the answer to {reply!r}")
+    return _answer(
+        question, raw, _level_value(question, index), f"{parser} mapped the answer to {reply!r}"
+    )
+
+
+async def _ask_in_turn(
+    questions: Sequence[SurveyQuestion], respondent: Entity, parser: Entity, context: str
+) -> list[SurveyAnswer]:
+    """One question after another: each answer (and its parse) before the next question."""
+    answers = []
+    for question in questions:
+        raw = (await respondent.aact(_answer_spec(question, context))).strip()
+        direct = _direct(question, raw)
+        if direct is not None:
+            answers.append(_answer(question, raw, *direct))
+            continue
+        try:
+            reply: str | ParseFailure = await parser.aact(_parse_spec(question, raw))
+        except ParseFailure as err:
+            reply = err
+        answers.append(_parsed(question, raw, parser.name, reply))
+    return answers
+
+
+async def _ask_at_once(
+    questions: Sequence[SurveyQuestion], respondent: Entity, parser: Entity, context: str
+) -> list[SurveyAnswer]:
+    """Every question from the respondent's state before the survey, at once
+    (:meth:`Entity.aact_all`); then, at once, the parse acts of the answers that need one."""
+    specs = [_answer_spec(q, context) for q in questions]
+    raws = [str(raw).strip() for raw in await respondent.aact_all(specs)]
+    direct = [_direct(q, raw) for q, raw in zip(questions, raws, strict=True)]
+    pending = [i for i, found in enumerate(direct) if found is None]
+    replies = await parser.aact_all(
+        [_parse_spec(questions[i], raws[i]) for i in pending], return_exceptions=True
+    )
+    for reply in replies:
+        if isinstance(reply, BaseException) and not isinstance(reply, ParseFailure):
+            raise reply
+    parsed = dict(zip(pending, replies, strict=True))
+    return [
+        _answer(q, raw, *found) if found is not None else _parsed(q, raw, parser.name, parsed[i])
+        for i, (q, raw, found) in enumerate(zip(questions, raws, direct, strict=True))
+    ]
 
 
 async def aask_survey(
@@ -254,26 +297,39 @@ async def aask_survey(
     *,
     context: str,
     parser: Entity | None = None,
+    concurrent: bool = False,
 ) -> list[SurveyAnswer]:
     """Ask every question of its addressee in ``entities``; answers in question order.
 
     ``context`` (for example the scenario and the transcript) starts every question's prompt.
-    Each addressee answers its questions one after another (so a stateful agent sees them in
-    order); different addressees answer concurrently. ``parser`` maps ambiguous answers to
-    values (default: the addressee itself).
+    Different addressees answer concurrently. By default each addressee answers its
+    questions one after another, so a stateful agent sees them in order (an agent that
+    remembers its acts may recall its earlier answers). ``concurrent=True`` asks an
+    addressee all its questions at once, each from its state before the survey (as if it
+    were the first question), then the parse acts of the answers that need one, at once:
+    the values do not depend on which call finishes first, and a
+    :class:`~silicolab.sim.agents.GenerativeAgent` numbers its acts (hence its sample
+    indices and cache keys) in question order, answers first, then parses. It is the
+    faster choice for respondents whose answers should not see each other; entities that
+    cannot act from one snapshot (:meth:`Entity.aact_all`) still answer in turn.
+    ``parser`` maps ambiguous answers to values (default: the addressee itself).
     """
     missing = sorted({q.addressee for q in questions} - set(entities))
     if missing:
         raise InputError(f"no entity for addressee(s) {missing}; have {sorted(entities)}")
+    ask = _ask_at_once if concurrent else _ask_in_turn
+    positions: dict[str, list[int]] = {}
+    for i, question in enumerate(questions):
+        positions.setdefault(question.addressee, []).append(i)
+    answered = await asyncio.gather(
+        *(
+            ask([questions[i] for i in at], entities[name], parser or entities[name], context)
+            for name, at in positions.items()
+        )
+    )
     answers: dict[int, SurveyAnswer] = {}
-
-    async def ask_all(name: str) -> None:
-        for i, question in enumerate(questions):
-            if question.addressee == name:
-                entity = entities[name]
-                answers[i] = await _ask_one(question, entity, parser or entity, context)
-
-    await asyncio.gather(*(ask_all(name) for name in dict.fromkeys(q.addressee for q in questions)))
+    for at, theirs in zip(positions.values(), answered, strict=True):
+        answers.update(zip(at, theirs, strict=True))
     return [answers[i] for i in range(len(questions))]
 
 

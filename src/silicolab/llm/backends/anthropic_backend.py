@@ -100,7 +100,7 @@ class AnthropicModel(LanguageModel):
         try:
             response = await self._clients.get().messages.create(**self._payload(request))
         except anthropic.APITimeoutError as err:
-            raise TransientLLMError(f"timed out after {self.timeout_s}s") from err
+            raise TransientLLMError(f"timed out after {self.timeout_s}s", timed_out=True) from err
         except anthropic.APIConnectionError as err:
             raise TransientLLMError(f"connection error: {err}") from err
         except anthropic.APIStatusError as err:

@@ -212,7 +212,7 @@ class OpenAIChatModel(LanguageModel):
         try:
             response = await self._http.get().post_json("/chat/completions", body)
         except TimeoutError as err:
-            raise TransientLLMError(f"timed out after {self.timeout_s}s") from err
+            raise TransientLLMError(f"timed out after {self.timeout_s}s", timed_out=True) from err
         except TransportError as err:
             raise TransientLLMError(f"connection error: {err}") from err
         return response.status, response.headers, _decode(response.body)
@@ -228,7 +228,7 @@ class OpenAIChatModel(LanguageModel):
                 "/chat/completions", body=body, cast_to=httpx.Response
             )
         except openai.APITimeoutError as err:
-            raise TransientLLMError(f"timed out after {self.timeout_s}s") from err
+            raise TransientLLMError(f"timed out after {self.timeout_s}s", timed_out=True) from err
         except openai.APIConnectionError as err:
             raise TransientLLMError(f"connection error: {err}") from err
         except openai.APIStatusError as err:

@@ -147,7 +147,7 @@ def test_other_servers_keep_the_defaults_and_explicit_settings_win(
     llama_server, llm_server
 ) -> None:
     other = load_model("openai:fake-model", base_url=llm_server.base_url)
-    assert limits(other).max_concurrency == 16 and backend(other).timeout_s == 60.0
+    assert limits(other).max_concurrency == 64 and backend(other).timeout_s == 60.0
     assert backend(other).json_mode == "json_schema"
     assert llm_server.stats.requests == 0  # an openai: server is not asked what it is
     assert limits(load_model("lmstudio:m")).max_concurrency == 1

@@ -60,8 +60,10 @@ PROVIDERS: dict[str, Provider] = {
     "lmstudio": Provider("openai", "http://localhost:1234/v1", None, slots=1),
     "local": Provider("local", None, None, "json_object", 1),
 }
-#: Calls in flight at once, when neither the settings nor the server say otherwise.
-DEFAULT_CONCURRENCY = 16
+#: Calls in flight at once, when neither the settings nor the server say otherwise (the
+#: adaptive limit halves it after a 429 or a timeout, so a stricter provider costs retries,
+#: not failures).
+DEFAULT_CONCURRENCY = 64
 DEFAULT_TIMEOUT_S = 60.0
 #: Providers that always run on this machine (one CPU or GPU: long answers, few slots).
 _LOCAL_PROVIDERS = ("local", "llamacpp", "lmstudio")
@@ -224,9 +226,10 @@ def load_model(
     refuses new paid calls once the run's actual spend reaches its limit.
 
     ``max_concurrency="auto"`` is the server's slot count when it says (llama.cpp), else
-    16 (None: no limit); ``timeout_s=None`` is 600 s for servers on this machine that
-    serve few requests at once (``local``, ``llamacpp:``, ``lmstudio:``, a llama.cpp
-    server at a loopback ``base_url``), else 60 s. Calls waiting for a free slot wait in
+    64 (None: no limit; it backs off on 429s and timeouts); ``timeout_s=None`` is 600 s
+    for servers on this machine that serve few requests at once (``local``,
+    ``llamacpp:``, ``lmstudio:``, a llama.cpp server at a loopback ``base_url``), else
+    60 s. Calls waiting for a free slot wait in
     the client, where no timeout runs. The concurrency adapts to the server
     (``adaptive_concurrency``, on by default): it halves after a 429 or a timeout and
     grows back by one per window of successes, never above ``max_concurrency``

@@ -54,7 +54,7 @@ def test_usage_names_arguments_in_capitals_and_every_option_has_help(
         (["view"], "view [OPTIONS] RUN_DIR"),
         (["study", "fit"], "study fit [OPTIONS] RUN_DIR"),
         (["study", "run"], "study run [OPTIONS] [EXAMPLE]"),
-        (["sim", "run"], "sim run [OPTIONS] NAME"),
+        (["sim", "run"], "sim run [OPTIONS] NAME|FILE"),
     ],
 )
 def test_help_shows_run_dir_in_the_usage_line(command: list[str], usage: str) -> None:

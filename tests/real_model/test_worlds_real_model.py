@@ -5,8 +5,8 @@ played by SmolLM2-135M-Instruct through the session's local llama.cpp server (th
 ``tests/real_model`` fixtures). A 135M model answers badly; these tests assert only that a
 world either finishes (every step played, a complete log, the model really called) or stops
 with a silicolab ``ParseFailure``/``LLMError`` that carries the episode's log so far, never
-any other exception. ``make test`` plays each world's first two steps (a 135M model on two
-loaded cores takes about a minute a step in the longer worlds); with
+any other exception. ``make test`` plays each world's first step in short statements (a
+135M model on two loaded cores takes about a minute a step in the longer worlds); with
 ``SILICOLAB_REAL_WORLDS_FULL=1`` every world runs whole (measured: 7 worlds in 705 s, all
 passing). One more test runs ``silicolab sim run FILE.yaml --model local`` on the election.
 """
@@ -28,16 +28,24 @@ pytestmark = [pytest.mark.slow, pytest.mark.llamacpp]
 
 ACTION_KINDS = {"action", "rejected", "survey"}
 FULL = os.environ.get("SILICOLAB_REAL_WORLDS_FULL") == "1"
-STEPS = None if FULL else 2
+STEPS = None if FULL else 1
 RULE_PREFABS = {"rule", "scripted"}
 
 
 def _played(sim: Any) -> Any:
-    """The world as the tests play it: whole, or its first :data:`STEPS` steps."""
+    """The world as the tests play it: whole, or its first :data:`STEPS` steps with
+    short statements (at most 48 tokens, conversations of at most 4 statements)."""
     if STEPS is None:
         return sim
     gm, _ = sim.build(seed=0)
-    return sim.model_copy(update={"max_steps": min(STEPS, sim.steps(gm))})
+    params = dict(sim.game_master.params)
+    if "scenes" in params:
+        params["scenes"] = [
+            {**s, "max_tokens": 48, "max_statements": min(s.get("max_statements", 8), 4)}
+            for s in params["scenes"]
+        ]
+    master = sim.game_master.model_copy(update={"params": params})
+    return sim.model_copy(update={"max_steps": min(STEPS, sim.steps(gm)), "game_master": master})
 
 
 def _uses_a_model(sim: Any) -> bool:

@@ -34,7 +34,7 @@ CASES = [
     (["sim", "run", "market", "--runs-dir", "/proc/nope"], "/proc/nope"),
     (["demo", "--runs-dir", "/proc/nope"], "/proc/nope"),
     (["discover", "--dataset", "auto_mpg", "--bogus"], "No such option: --bogus"),
-    (["sim", "run", "quidditch"], "auction, bargaining, market"),
+    (["sim", "run", "quidditch"], "unknown simulation 'quidditch'"),
     (["sim", "run", "market", "--model", "openai:x"], "needs none"),
     (["discover", "--resume"], "no discover run"),
     (["sim", "run", "market", "--resume"], "no sim run"),

@@ -215,6 +215,8 @@ class GameMaster(Entity):
     ``narrated``: the grounded variables the model may change when it resolves an event
     (its reply is then JSON with ``event`` and ``updates``; every update is checked).
     ``memo`` is a prefab's own JSON-ready episode state, saved in checkpoints.
+    ``narration_tokens`` caps the model's reply when it resolves an event (one sentence,
+    or the JSON with its updates), so a rambling model cannot stall the episode.
     """
 
     def __init__(
@@ -233,6 +235,7 @@ class GameMaster(Entity):
         name: str = "Game Master",
         history_window: int = 20,
         narrated: Iterable[str] = (),
+        narration_tokens: int = 200,
     ):
         self.state = state if state is not None else GroundedState()
         self.resolver = resolver
@@ -250,6 +253,7 @@ class GameMaster(Entity):
         self.name = name
         self.history_window = history_window
         self.narrated = tuple(narrated)
+        self.narration_tokens = narration_tokens
         unknown = [n for n in self.narrated if n not in self.state]
         if unknown:
             raise InputError(f"narrated variables {unknown} are not grounded variables")
@@ -374,7 +378,8 @@ class GameMaster(Entity):
         outcome = self._prepare(attempt)
         if isinstance(outcome, list):
             self.llm_calls += 1
-            outcome = self._from_reply(attempt, self.model.generate(outcome, tag="gm").text)  # type: ignore[union-attr]
+            reply = self.model.generate(outcome, tag="gm", max_tokens=self.narration_tokens)  # type: ignore[union-attr]
+            outcome = self._from_reply(attempt, reply.text)
         return self._commit(attempt, outcome)
 
     async def aresolve(self, attempt: Attempt) -> Resolution:
@@ -382,7 +387,7 @@ class GameMaster(Entity):
         outcome = self._prepare(attempt)
         if isinstance(outcome, list):
             self.llm_calls += 1
-            reply = await self.model.agenerate(outcome, tag="gm")  # type: ignore[union-attr]
+            reply = await self.model.agenerate(outcome, tag="gm", max_tokens=self.narration_tokens)  # type: ignore[union-attr]
             outcome = self._from_reply(attempt, reply.text)
         return self._commit(attempt, outcome)
 

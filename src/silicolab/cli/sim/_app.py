@@ -56,8 +56,8 @@ def sim_run(
     name: Annotated[
         str,
         typer.Argument(
-            metavar="NAME|FILE.yaml",
-            help="A built-in world ('silicolab sim list') or a simulation file.",
+            metavar="NAME|FILE",
+            help="A built-in world ('silicolab sim list') or a simulation file (.yaml).",
         ),
     ],
     models: SubjectModelGroup = None,

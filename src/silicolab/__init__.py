@@ -3,8 +3,9 @@
 ``import silicolab as sl`` is the Python front door: ``sl.run_study``, ``sl.run_sim``,
 ``sl.run_episode``, ``sl.run_bench``, ``sl.discover``, ``sl.generate_hypothesis`` and
 ``sl.load_run`` (:mod:`silicolab.api`) write the same run directories and pages as the
-command line and return typed results that show themselves in Jupyter. They are imported
-on first use, so ``import silicolab`` stays cheap.
+command line and return typed results that show themselves in Jupyter; ``sl.Simulation``
+is a simulation as a value (load, edit, run, save). They are imported on first use, so
+``import silicolab`` stays cheap.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = [
     "DiscoveryResult",
     "EpisodeResult",
     "SimResult",
+    "Simulation",
     "StudyResult",
     "__version__",
     "discover",

@@ -115,3 +115,20 @@ def test_resume_by_run_dir_continues_with_the_stored_settings(tmp_path: Path) ->
     again = sl.run_sim("market", runs_dir=tmp_path, resume=first.run_dir)
     assert again.run_dir == first.run_dir and again.seed == 3
     assert again.to_dict() == first.to_dict()
+
+
+def test_a_simulation_edited_in_python_runs_and_keeps_its_edit(tmp_path: Path) -> None:
+    world = sl.Simulation.load(Path(sl.api.sim.__file__).parents[1] / "sim/worlds/election.yaml")
+    scenes = [dict(s) for s in world.game_master.params["scenes"]]
+    scenes[0]["rounds"] = 1  # one campaign day instead of two
+    gm = world.game_master.model_copy(update={"params": {**world.game_master.params,
+                                                        "scenes": scenes}})  # fmt: skip
+    edited = world.model_copy(update={"game_master": gm})
+    result = _in_a_cell(simulation=edited, runs_dir=tmp_path)
+    assert result.status == "finished" and result.summary["steps"] == 3
+    assert {r["entity"]: r.get("votes") for r in result.outcome[:2]} == {"Alice": 2, "Bob": 1}
+    stored = json.loads((result.run_dir / "run.json").read_text())["config"]["simulation"]
+    assert sl.Simulation.from_yaml(stored) == edited
+    assert sl.SimResult.from_run(result.run_dir).summary == result.summary
+    with pytest.raises(InputError, match="simulation="):
+        sl.run_sim(42, runs_dir=tmp_path)  # type: ignore[arg-type]

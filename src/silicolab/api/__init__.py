@@ -23,6 +23,7 @@ _WHERE = {
     "StudyResult": "study",
     "run_sim": "sim",
     "SimResult": "sim",
+    "Simulation": "sim",
     "run_episode": "episode",
     "EpisodeResult": "episode",
     "run_bench": "bench",

@@ -491,4 +491,4 @@ def trade_lines(summary: Mapping[str, Any]) -> list[str]:
     ]
 
 
-__all__ = ["SimResult", "headline", "outcome_columns", "run_sim", "trade_lines"]
+__all__ = ["SimResult", "Simulation", "headline", "outcome_columns", "run_sim", "trade_lines"]

@@ -26,7 +26,7 @@ from tests.real_model import pipelines
 
 pytestmark = [pytest.mark.slow, pytest.mark.llamacpp]
 
-ACTION_KINDS = {"action", "rejected", "survey"}
+ACTION_KINDS = {"action", "rejected", "survey", "statement"}
 FULL = os.environ.get("SILICOLAB_REAL_WORLDS_FULL") == "1"
 STEPS = None if FULL else 1
 RULE_PREFABS = {"rule", "scripted"}

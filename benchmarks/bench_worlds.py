@@ -18,8 +18,8 @@ Reported per world:
 - ``calls``: LLM calls in total (the model's ledger; checked against the server's count);
 - ``agent calls`` / ``gm calls``: the ledger's ``by_tag`` split; the game master tags its calls
   ``gm``, every other tag (``scene:<name>``, ``survey``, ``parser``) is an entity's call;
-- ``actions``: agent actions, the log rows of kind ``action``, ``rejected`` or ``survey`` whose
-  ``who`` is an entity;
+- ``actions``: agent actions, the log rows of kind ``action``, ``rejected``, ``survey`` or
+  ``statement`` (a conversation's) whose ``who`` is an entity;
 - ``calls/action``: (agent calls + gm calls) / actions, the game master's resolution included
   (goal <= 2; Concordia spends about 12 calls per statement);
 - ``wall``: elapsed time of ``arun``;
@@ -61,7 +61,7 @@ MODEL_SPEC = "openai:fake-model"
 CONCURRENCY = 64
 RATIO_TARGET = 1.2
 CALLS_PER_ACTION_TARGET = 2.0
-ACTION_KINDS = ("action", "rejected", "survey")
+ACTION_KINDS = ("action", "rejected", "survey", "statement")
 RESULTS_PATH = REPO_ROOT / "benchmarks" / "results" / "bench_worlds.json"
 
 # The server process. reply() answers per the request: a JSON schema with "choice" gets option

@@ -31,6 +31,8 @@ _WHERE = {
     "discover": "discovery",
     "DiscoveryResult": "discovery",
     "load_run": "runs",
+    "replicate_study": "study_replicate",
+    "ReplicationResult": "study_replicate",
 }
 
 __all__ = sorted(_WHERE)

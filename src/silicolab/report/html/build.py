@@ -27,6 +27,7 @@ BUILDERS: dict[str, str] = {
     "bench-boxinggym": "boxinggym",
     "bench-discovery": "bench",
     "bench-episodes": "bench",
+    "replication": "replication",
 }
 REPORT_HTML = "report.html"
 _FIGURES_START = "<!-- silicolab figures -->"

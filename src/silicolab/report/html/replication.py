@@ -109,3 +109,49 @@ def decomposition_chart(decompositions: Sequence[Decomposition]) -> Any:
 
 
 __all__ = ["decomposition_chart", "forest_plot"]
+
+
+def build(src: Any) -> Any:
+    """The page of a replication run: verdicts, a forest plot per path, the variance
+    decomposition, the variants and the wordings side by side."""
+    from silicolab.report.html.blocks import Page, Section, Text
+    from silicolab.report.html.source import rows_table
+    from silicolab.studies.replication import meta_analyze, variance_decomposition
+
+    record = src.record
+    rows = [VariantEstimate.from_dict(r) for r in record.get("rows") or []]
+    metas = meta_analyze(rows) if rows else []
+    paths = record.get("paths") or []
+    verdicts = [
+        {"path": p["path"], "verdict": p["verdict"]["name"], "rule": p["verdict"]["rule_text"]}
+        for p in paths
+    ]
+    summary: list[Any] = [
+        rows_table(verdicts, [("path", "path"), ("verdict", "verdict"), ("rule", "rule")])
+        if verdicts
+        else Text("No variant gave a fitted path.", muted=True)
+    ]
+    forests = [
+        src.figures.add(f"forest-{i}", forest_plot(m, rows), f"Forest plot: {m.path}")
+        for i, m in enumerate(metas)
+    ]
+    if metas:
+        decs = [variance_decomposition(rows, m.path) for m in metas]
+        forests.append(
+            src.figures.add("decomposition", decomposition_chart(decs),
+                            "Shares of each path's spread: model, wording, seed, residual")
+        )  # fmt: skip
+    variants = rows_table(
+        record.get("variants") or [],
+        [(k, k) for k in ("id", "model", "wording", "seed", "conditions", "paths", "fit_error")],
+    )
+    sections = [
+        Section("Verdicts", "verdicts", summary),
+        Section("Forest plots", "forest", forests or [Text("No paths.", muted=True)]),
+        Section("Variants", "variants", [variants]),
+    ]
+    facts = [("study", record.get("study")), ("variants", len(record.get("variants") or [])),
+             *src.run_facts()]  # fmt: skip
+    subtitle = "One study under every subject model, wording and seed, meta-analyzed per path."
+    return Page(f"Replication: {record.get('study')}", subtitle, facts, sections,
+                tuple(src.figures.saved))  # fmt: skip

@@ -41,6 +41,14 @@ class ReplicationResult(Shown):
         return list(self.record.get("paths") or [])
 
     @property
+    def health(self) -> Any:
+        """The subjects' model health over every variant's conditions (a ``RunHealth``)."""
+        from silicolab.runs import RunHealth, UnitHealth
+
+        units = (self.record.get("health") or {}).get("units") or []
+        return RunHealth.of(UnitHealth.from_dict(u) for u in units)
+
+    @property
     def verdicts(self) -> dict[str, str]:
         """``{path: verdict name}``."""
         return {p["path"]: p["verdict"]["name"] for p in self.paths}

@@ -51,7 +51,7 @@ def run_replication(
         used["subjects"], hypothesis, model=model, base_url=base_url, config=config,
         budget=budget,
     )  # fmt: skip
-    subject_models = {} if world else _subject_models(used["models"], config, budget)
+    subject_models = {} if world else _subject_models(used["models"], config, budget, base_url)
     wordings_planned = used["wordings"] if isinstance(used["wordings"], int) else None
     n_variants = len(used["models"]) * (wordings_planned or 1) * len(used["seeds"])
     _plan(hypothesis, options, base, subject_models, n_variants, max_cost, say)
@@ -66,13 +66,17 @@ def run_replication(
                              run.info)  # fmt: skip
 
 
-def _subject_models(specs: list[str], config: Path | None, budget: Any) -> dict[str, Any]:
-    """One subject model per spec (the subject role's settings with the spec)."""
+def _subject_models(
+    specs: list[str], config: Path | None, budget: Any, base_url: str | None
+) -> dict[str, Any]:
+    """One subject model per spec (the subject role's settings with the spec; ``base_url``
+    when given, as for the other roles)."""
     from silicolab.core.config import load_settings
     from silicolab.llm.roles import model_for_role
 
     settings = load_settings(config)
-    return {s: model_for_role("subject", settings, spec=s, budget=budget) for s in specs}
+    server = {"base_url": base_url} if base_url else {}
+    return {s: model_for_role("subject", settings, spec=s, budget=budget, **server) for s in specs}
 
 
 def _plan(

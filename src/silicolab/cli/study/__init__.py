@@ -2,6 +2,7 @@
 predict|follow-on`` do over :mod:`silicolab.api.study` (``_run``), ``study fit``
 (``_fit``) and ``study discover`` (``_discover``)."""
 
+from silicolab.cli.study import _replicate as _replicate
 from silicolab.cli.study._app import study_app
 
 __all__ = ["study_app"]

@@ -72,3 +72,30 @@ def test_the_grid_is_every_combination_and_refuses_repeats() -> None:
     ]  # fmt: skip
     with pytest.raises(Exception, match="repeats"):
         variant_grid(["x", "x"], 1, [0])
+
+
+async def test_a_world_that_heeds_a_wording_cue_makes_the_path_wording_dependent(
+    tmp_path: Path,
+) -> None:
+    from silicolab.studies.replication.wordings import Wording, check_wording, original
+
+    cue = Wording(index=1, texts={"scenario": "Two people haggle over a mug at a flea market."})
+    plain = Wording(index=2, texts={"scenario": "Two people negotiate over a mug."})
+    assert check_wording(MUG, cue) == [] and check_wording(MUG, plain) == []
+
+    def models_for(variant: Variant, worded: Hypothesis):
+        effects = dict(EFFECTS)
+        if "haggle" in worded.scenario:  # the cue reverses the first cause's effect
+            effects[MUG.treatments[0].name] *= -1
+        return offline_study_models(worded, seed=variant.seed, effects=effects)
+
+    variants = variant_grid(["a", "b"], 3, [0, 1])
+    options = StudyOptions(subjects="llm", conditions=30, seed=0)
+    run, _ = open_run(tmp_path, "replication", settings={"t": 2}, slug="mug")
+    with run:
+        rep = await arun_replication(MUG, variants, options, run=run, models_for=models_for,
+                                     wordings=[original(MUG), cue, plain])  # fmt: skip
+    by_path = {p["path"]: p for p in rep.paths()}
+    assert by_path[FIRST]["verdict"]["name"] == "wording-dependent"
+    shares = by_path[FIRST]["decomposition"]["shares"]
+    assert shares["wording"] == max(shares.values())

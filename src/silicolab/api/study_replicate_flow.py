@@ -59,7 +59,8 @@ def run_replication(
         run, _ = open_run(root, KIND, settings=settings, slug=hypothesis.name)
         write_hypothesis(hypothesis, run.path / HYPOTHESIS_FILE)
     with run:
-        wordings = settle_wordings(run, hypothesis, used["wordings"], base)
+        scientist = getattr(base, "scientist", None)
+        wordings = settle_wordings(run, hypothesis, used["wordings"], scientist, world)
         record, health = _conduct(run, hypothesis, used, options, wordings, base, subject_models)
         _write(run, record, health)
     return ReplicationResult(shown_run_dir(run.path), run.status, run.read_record() or record,
@@ -111,38 +112,44 @@ def _plan(
         )
 
 
-def settle_wordings(run: Any, hypothesis: Any, wordings: int | str, base: Any) -> list[Any]:
+def settle_wordings(
+    run: Any, hypothesis: Any, wordings: int | str, scientist: Any, world: bool
+) -> list[Any]:
     """The run's wordings: from its ``wordings`` event when a process made them before,
     else made now (paraphrased by the scientist, or read from the file) and stored."""
-    from silicolab.studies.replication.run import Original
+    from silicolab.studies.replication.wordings import Wording, load_wordings, original
 
     done = run.finished_events().get(WORDINGS_UNIT)
     if done is not None:
-        return _wordings_from(done["data"]["wordings"])
-    if wordings == 1:
-        made: list[Any] = [Original()]
+        return [Wording.from_dict(w) for w in done["data"]["wordings"]]
+    if isinstance(wordings, str):
+        made = load_wordings(wordings, hypothesis)
+    elif wordings == 1:
+        made = [original(hypothesis)]
     else:
-        made = _make_wordings(hypothesis, wordings, base)
-    run.append_event(WORDINGS_UNIT, {"wordings": [_wording_dict(w) for w in made]})
+        made = _paraphrased(hypothesis, wordings, scientist, world)
+    run.append_event(WORDINGS_UNIT, {"wordings": [w.to_dict() for w in made]})
     return made
 
 
-def _make_wordings(hypothesis: Any, wordings: int | str, base: Any) -> list[Any]:
-    raise InputError(
-        "paraphrased wordings are not available in this build; use wordings=1",
-        params=("wordings",),
-    )
+def _paraphrased(hypothesis: Any, k: int, scientist: Any, world: bool) -> list[Any]:
+    """``k`` wordings by the scientist model (offline: the scripted paraphraser)."""
+    from silicolab.core.sync import run_sync
+    from silicolab.studies.replication.wordings import aparaphrase
 
+    offline = scientist is None or str(getattr(scientist, "spec", "")).startswith("scripted")
+    if offline and world:
+        from silicolab.llm import load_model
+        from silicolab.studies.replication.scripted_wordings import scripted_paraphraser
 
-def _wording_dict(wording: Any) -> dict[str, Any]:
-    to_dict = getattr(wording, "to_dict", None)
-    return to_dict() if to_dict is not None else {"index": wording.index, "texts": {}}
-
-
-def _wordings_from(rows: list[dict[str, Any]]) -> list[Any]:
-    from silicolab.studies.replication.run import Original
-
-    return [Original() for r in rows if r.get("index") == 0]
+        scientist = load_model("scripted:paraphraser", fn=scripted_paraphraser())
+    elif offline:
+        raise InputError(
+            f"wordings={k} needs a scientist model to write the paraphrases: set model= "
+            "(or the scientist role in silicolab.yaml), or give a wordings file",
+            params=("wordings", "model"),
+        )
+    return run_sync(aparaphrase(hypothesis, scientist, k))
 
 
 def _conduct(
@@ -155,6 +162,8 @@ def _conduct(
     from silicolab.studies.replication.run import arun_replication, variant_grid
 
     variants = variant_grid(used["models"], len(wordings), used["seeds"])
+    if not subject_models and base is None:
+        raise InputError("no models for the subjects", params=("subjects",))
 
     def models_for(variant: Any, worded: Any) -> Any:
         if not subject_models:  # world subjects: the hidden SCM of the worded hypothesis
@@ -171,7 +180,7 @@ def _conduct(
         "subjects": used["subjects"],
         "models": used["models"],
         "seeds": used["seeds"],
-        "wordings": [_wording_dict(w) for w in wordings],
+        "wordings": [w.to_dict() for w in wordings],
         **rep.to_dict(),
         "health": health.to_dict(),
     }

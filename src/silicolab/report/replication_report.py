@@ -80,13 +80,14 @@ def replication_report(record: dict[str, Any]) -> str:
 
 def _wording_lines(wordings: list[dict[str, Any]]) -> list[str]:
     """The paraphrases side by side: one row per changed text, one column per wording."""
-    fields = list(dict.fromkeys(k for w in wordings for k in (w.get("texts") or {})))
+    paraphrases = [w for w in wordings if w.get("index")]
+    fields = list(dict.fromkeys(k for w in paraphrases for k in w.get("texts") or {}))
     if not fields:
         return ["## Wordings", "", "Only the original wording.", ""]
     original = next((w for w in wordings if w.get("index") == 0), {})
     rows = []
     for f in fields:
-        row = {"field": f, "w0": (original.get("original") or {}).get(f, "(original)")}
+        row = {"field": f, "w0": (original.get("texts") or {}).get(f, "")}
         for w in wordings:
             if w.get("index"):
                 row[f"w{w['index']}"] = (w.get("texts") or {}).get(f, "")

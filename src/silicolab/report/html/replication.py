@@ -148,6 +148,7 @@ def build(src: Any) -> Any:
     sections = [
         Section("Verdicts", "verdicts", summary),
         Section("Forest plots", "forest", forests or [Text("No paths.", muted=True)]),
+        Section("Wordings", "wordings", [_wordings_table(record.get("wordings") or [])]),
         Section("Variants", "variants", [variants]),
     ]
     facts = [("study", record.get("study")), ("variants", len(record.get("variants") or [])),
@@ -155,3 +156,23 @@ def build(src: Any) -> Any:
     subtitle = "One study under every subject model, wording and seed, meta-analyzed per path."
     return Page(f"Replication: {record.get('study')}", subtitle, facts, sections,
                 tuple(src.figures.saved))  # fmt: skip
+
+
+def _wordings_table(wordings: list[dict[str, Any]]) -> Any:
+    """The paraphrases side by side: one row per reworded text, one column per wording."""
+    from silicolab.report.html.blocks import Text
+    from silicolab.report.html.source import rows_table
+
+    paraphrases = [w for w in wordings if w.get("index")]
+    fields = list(dict.fromkeys(k for w in paraphrases for k in w.get("texts") or {}))
+    if not fields:
+        return Text("Only the original wording.", muted=True)
+    original = next((w.get("texts") or {} for w in wordings if w.get("index") == 0), {})
+    rows = [
+        {"field": f, "w0": original.get(f, ""),
+         **{f"w{w['index']}": (w.get("texts") or {}).get(f, "") for w in paraphrases}}
+        for f in fields
+    ]  # fmt: skip
+    columns = [("field", "field"), ("w0", "original")]
+    columns += [(f"w{w['index']}", f"wording {w['index']}") for w in paraphrases]
+    return rows_table(rows, columns)

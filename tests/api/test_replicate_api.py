@@ -59,3 +59,18 @@ def test_bad_requests_are_refused_before_any_run(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="wordings="):
         sl.replicate_study("mug", wordings=0, runs_dir=tmp_path, subjects="world")
     assert not any(tmp_path.iterdir())
+
+
+def test_the_plan_is_multiplied_by_the_variants_and_held_to_max_cost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-used")  # refused before any call
+    notes: list[str] = []
+    kw = {"models": ["openai:gpt-4o-mini", "openai:gpt-4.1-mini"], "seeds": 2, "conditions": 4,
+          "runs_dir": tmp_path / "runs", "notify": notes.append}  # fmt: skip
+    with pytest.raises(InputError, match=r"planned cost may reach \$") as err:
+        sl.replicate_study("mug", max_cost=0.01, **kw)
+    assert notes[0].startswith("plan: 4 variants x 4 conditions")
+    per_variant = float(notes[0].split("$")[-1].split(" ")[0])  # the first model's high end
+    assert float(str(err.value).split("$")[1].split(",")[0]) >= 4 * per_variant - 0.01
+    assert not (tmp_path / "runs").exists()

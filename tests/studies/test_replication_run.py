@@ -99,3 +99,16 @@ async def test_a_world_that_heeds_a_wording_cue_makes_the_path_wording_dependent
     assert by_path[FIRST]["verdict"]["name"] == "wording-dependent"
     shares = by_path[FIRST]["decomposition"]["shares"]
     assert shares["wording"] == max(shares.values())
+
+
+async def test_a_path_no_variant_could_estimate_keeps_a_named_reason(tmp_path: Path) -> None:
+    variants = variant_grid(["a"], 1, [0, 1])
+    options = StudyOptions(subjects="llm", conditions=3, seed=0)  # 3 rows for 4 coefficients
+    run, _ = open_run(tmp_path, "replication", settings={"t": 3}, slug="mug")
+    with run:
+        rep = await arun_replication(MUG, variants, options, run=run, models_for=_models())
+    assert all(v.fit_error for v in rep.variants) and rep.rows == []
+    paths = rep.paths()
+    assert [p["path"] for p in paths] == [f"{v.name} -> deal" for v in MUG.treatments]
+    assert {p["verdict"]["name"] for p in paths} == {"no estimate"}
+    assert "not estimable" in paths[0]["verdict"]["detail"]

@@ -46,7 +46,7 @@ class ReplicationResult(Shown):
         from silicolab.runs import RunHealth, UnitHealth
 
         units = (self.record.get("health") or {}).get("units") or []
-        return RunHealth.of(UnitHealth.from_dict(u) for u in units)
+        return _Health(RunHealth.of(UnitHealth.from_dict(u) for u in units), self.record)
 
     @property
     def verdicts(self) -> dict[str, str]:
@@ -149,6 +149,21 @@ def replicate_study(
         root=runs_root(runs_dir, config), config=None if config is None else Path(config),
         resume=resume, notify=notify,
     )  # fmt: skip
+
+
+class _Health:
+    """The replication's health for the command's last line: the subjects' health and the
+    record's own problems (a replication without a single estimate)."""
+
+    def __init__(self, health: Any, record: dict[str, Any]):
+        self.health, self.problems = health, (record.get("health") or {}).get("problems") or []
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.health.degraded or self.problems)
+
+    def summary_line(self) -> str:
+        return "; ".join([self.health.summary_line(), *self.problems])
 
 
 def _models(models: Sequence[str] | str, subjects: str) -> list[str]:

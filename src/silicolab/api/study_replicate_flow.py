@@ -188,10 +188,21 @@ def _conduct(
 
 
 def _write(run: Any, record: dict[str, Any], health: RunHealth) -> None:
+    """Record, reports and the end status: degraded when the subjects' model kept failing
+    or when no variant's fit gave a single estimate (each reason named)."""
     from silicolab.api.run_flow import write_html_report
     from silicolab.report.replication_report import replication_report
 
+    problems = []
+    if not record.get("rows"):
+        reasons = sorted({v["fit_error"] for v in record["variants"] if v.get("fit_error")})
+        problems.append("no variant's fit gave an estimate: " + "; ".join(reasons))
+    record["health"] = {**record["health"], "degraded": health.degraded or bool(problems),
+                        "problems": problems}  # fmt: skip
     run.write_record(record)
     run.write_report(replication_report(record))
-    run.finish(health)
+    summary = "; ".join([health.summary_line(), *problems])
+    degraded = health.degraded or bool(problems)
+    run.set_status("degraded" if degraded else "finished", health=health.totals(),
+                   health_summary=summary)  # fmt: skip
     write_html_report(run)

@@ -118,6 +118,9 @@ class Replication:
     decompositions: list[Decomposition]
     verdicts: list[Verdict]
     stages: list[StageResult] = field(default_factory=list, repr=False)
+    #: every path of the hypothesis, ``"cause -> effect"``: one no variant estimated is
+    #: still reported, with the variants' reasons
+    expected: list[str] = field(default_factory=list)
 
     @property
     def rows(self) -> list[VariantEstimate]:
@@ -128,6 +131,12 @@ class Replication:
         out = []
         for meta, dec, ver in zip(self.metas, self.decompositions, self.verdicts, strict=True):
             out.append({**meta.to_dict(), "decomposition": dec.to_dict(), "verdict": ver.to_dict()})
+        done = {m.path for m in self.metas}
+        reasons = sorted({v.fit_error for v in self.variants if v.fit_error})
+        for path in (p for p in self.expected if p not in done):
+            detail = "; ".join(reasons) or "no variant's fit has this path"
+            verdict = Verdict(NO_ESTIMATE, "no variant's fit estimated this path", detail)
+            out.append({"path": path, "k": 0, "verdict": verdict.to_dict()})
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,6 +148,8 @@ class Replication:
 
 
 ModelsFor = Callable[[Variant, Hypothesis], "StudyModels | None"]
+#: The verdict of a path no variant estimated (every fit failed, e.g. too few rows).
+NO_ESTIMATE = "no estimate"
 
 
 async def arun_replication(
@@ -181,10 +192,15 @@ async def arun_replication(
     metas = meta_analyze(rows)
     decompositions = [variance_decomposition(rows, m.path) for m in metas]
     verdicts = [verdict(m, d) for m, d in zip(metas, decompositions, strict=True)]
-    return Replication(outcomes, metas, decompositions, verdicts, [s for _, s in done])
+    expected = [f"{c} -> {effect}" for effect, causes in hypothesis.equations().items()
+                for c in causes]  # fmt: skip
+    return Replication(
+        outcomes, metas, decompositions, verdicts, [s for _, s in done], expected=expected
+    )
 
 
 __all__ = [
+    "NO_ESTIMATE",
     "Original",
     "Replication",
     "Variant",

@@ -89,7 +89,8 @@ async def test_world_runs_to_its_end_with_the_real_model(world: str, model: Any)
     _check_log(rows, who, length)
     acted = {r["who"] for r in rows if r["kind"] in ACTION_KINDS}
     assert acted and acted <= names
-    assert max(r["step"] for r in rows) >= length - 1  # the last step was played
+    if outcome.steps == length:  # a game that ended itself (the auction) stops early
+        assert max(r["step"] for r in rows) >= length - 1  # the last step was played
     assert {p["entity"] for p in outcome.per_entity} == names
 
 

@@ -163,8 +163,9 @@ class AdaptiveConcurrency:
         if new == old:
             return
         self.changes.append(ConcurrencyChange(old, new, reason, time.monotonic()))
-        level = logging.WARNING if new < old else logging.INFO
-        log.log(level, "%s: concurrency %d -> %d %s", self.label, old, new, reason)
+        # INFO, not WARNING: a back-off is the limiter doing its job, and a command's
+        # stderr stays its result (a failed run's one error line); the changes are kept
+        log.info("%s: concurrency %d -> %d %s", self.label, old, new, reason)
 
 
 class _Lease:

@@ -28,6 +28,7 @@ import copy
 import itertools
 import json
 import shutil
+import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -93,6 +94,10 @@ class Run:
         self._inside = False  # within ``with run:``: a final status waits for __exit__
         self._usage: Usage | None = None  # this process's accounting, once tracked
         self._retry_on_enter: list[str] = []  # units :meth:`retry_when_started` reopens
+        #: one writer or reader of events.jsonl at a time within this process: a runner
+        #: appends from a worker thread (its fsync never stalls the event loop) while
+        #: another stage may read the events
+        self._events_io = threading.RLock()
 
     # -- creating and finding runs -------------------------------------------------------
 
@@ -366,7 +371,7 @@ class Run:
         ``data`` is stored as JSON (non-JSON values become strings), so what a resume reads
         back is the JSON form of what was written.
         """
-        with lock.writing(self._path):
+        with self._events_io, lock.writing(self._path):
             self._append(unit, data, status)
 
     def _append(self, unit: str, data: dict[str, Any] | None, status: str) -> None:
@@ -382,7 +387,8 @@ class Run:
     def events(self) -> list[dict[str, Any]]:
         """Every event in order; a torn or damaged line is skipped (a damaged one with a
         warning), its unit counting as not done (:func:`~silicolab.runs.event_log.read_events`)."""
-        return read_events(self.events_path)
+        with self._events_io:
+            return read_events(self.events_path)
 
     def finished_events(self) -> dict[str, dict[str, Any]]:
         """The latest ``"ok"`` event of each finished unit, by unit key (a unit whose

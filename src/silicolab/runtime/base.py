@@ -229,8 +229,8 @@ class Executor(ABC):
                         raise
                     continue
                 elapsed = time.perf_counter() - start
-                if run is not None:
-                    run.append_event(unit, to_event(value))
+                if run is not None:  # fsynced in a thread: the other units go on meanwhile
+                    await asyncio.to_thread(run.append_event, unit, to_event(value))
                 results[index] = UnitResult(key=unit, value=value, elapsed_s=elapsed)
                 bar.advance()
 

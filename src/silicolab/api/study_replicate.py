@@ -18,12 +18,10 @@ from typing import Any
 
 from silicolab.api._display import Shown, html_table, inline_image
 from silicolab.api.run_flow import first_figure, runs_root, shown_run_dir
+from silicolab.api.study_replicate_flow import KIND
 from silicolab.core.errors import InputError
 from silicolab.report.replication_report import summary_row
 from silicolab.studies.design import DEFAULT_MAX_CONDITIONS
-
-KIND = "replication"
-WORDINGS_UNIT = "wordings"
 
 
 @dataclass(frozen=True, repr=False)

@@ -67,3 +67,15 @@ def scrub_text(text: str, secrets: Iterable[str] | None = None) -> str:
         if value:
             text = text.replace(value, REDACTED)
     return text
+
+
+def scrub_strings(obj: Any, secrets: list[str]) -> Any:
+    """A copy of the JSON-like ``obj`` with ``secrets`` replaced in every string, keys
+    included (for a secret that overlaps JSON syntax, which text scrubbing cannot undo)."""
+    if isinstance(obj, str):
+        return scrub_text(obj, secrets)
+    if isinstance(obj, dict):
+        return {scrub_strings(k, secrets): scrub_strings(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [scrub_strings(v, secrets) for v in obj]
+    return obj

@@ -43,7 +43,7 @@ from silicolab.core.files import (
     dumps,
     read_json_file,
 )
-from silicolab.core.secrets import redact, scrub_text
+from silicolab.core.secrets import redact, scrub_strings, scrub_text
 from silicolab.runs import lock, meta
 from silicolab.runs.event_log import (
     RETRY,
@@ -483,23 +483,13 @@ class Run:
         try:
             return json.loads(clean)
         except json.JSONDecodeError:  # a secret overlapped JSON syntax: scrub string by string
-            return _scrub_strings(json.loads(text), secrets)
+            return scrub_strings(json.loads(text), secrets)
 
 
 def _bad_input(exc: BaseException | None) -> bool:
     """Whether ``exc`` is an error the user fixes in the input or configuration (exit 2:
     :class:`InputError`, :class:`ConfigError`), not a crash or a failing model."""
     return isinstance(exc, SilicolabError) and exc.exit_code == 2
-
-
-def _scrub_strings(obj: Any, secrets: list[str]) -> Any:
-    if isinstance(obj, str):
-        return scrub_text(obj, secrets)
-    if isinstance(obj, dict):
-        return {_scrub_strings(k, secrets): _scrub_strings(v, secrets) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_scrub_strings(v, secrets) for v in obj]
-    return obj
 
 
 __all__ = ["FINAL_STATUSES", "RETRY", "STATUSES", "Run"]

@@ -31,7 +31,9 @@ from tests.real_model import pipelines
 
 pytestmark = [pytest.mark.slow, pytest.mark.llamacpp]
 
-CONDITIONS = int(os.environ.get("SILICOLAB_REAL_REPLICATION_CONDITIONS", "4"))
+#: 2 in ``make test`` (too few rows to fit: every path ends with its named reason, which is
+#: what a real model's run must never lose); the note's measurement used 4 and 8
+CONDITIONS = int(os.environ.get("SILICOLAB_REAL_REPLICATION_CONDITIONS", "2"))
 SEEDS = 2
 
 

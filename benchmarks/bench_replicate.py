@@ -41,7 +41,6 @@ import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,6 +52,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 for _path in (REPO_ROOT / "src", REPO_ROOT):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
+
+from tests.support.server_process import ServerProcess  # noqa: E402
 
 import silicolab as sl  # noqa: E402
 from silicolab.runs import Run  # noqa: E402
@@ -115,50 +116,6 @@ for line in sys.stdin:
         print("ok", flush=True)
 server.stop()
 """
-
-
-class ServerProcess:
-    """The fake LLM server in a child process, its counters readable over stdin/stdout."""
-
-    def __init__(self, latency_s: float, wordings: int) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _SERVER_SCRIPT, str(REPO_ROOT), str(latency_s), str(wordings)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.base_url = self._readline()
-
-    def _readline(self) -> str:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the fake LLM server process exited early")
-        return line.strip()
-
-    def _command(self, command: str) -> str:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
-        return self._readline()
-
-    def stats(self) -> dict[str, Any]:
-        """The server's counters since the last :meth:`reset`."""
-        return json.loads(self._command("stats"))
-
-    def reset(self) -> None:
-        """Zero the server's counters."""
-        self._command("reset")
-
-    def close(self) -> None:
-        """Stop the server process."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
 
 
 def write_config(folder: Path) -> Path:
@@ -354,7 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault(KEY_ENV, "bench-key-not-secret")
     sizes = QUICK if args.quick else FULL
-    server = ServerProcess(args.latency, sizes["wordings"])
+    server = ServerProcess(
+        _SERVER_SCRIPT, str(REPO_ROOT), str(args.latency), str(sizes["wordings"])
+    )
     try:
         with tempfile.TemporaryDirectory(prefix="bench-replicate-") as tmp:
             folder = Path(tmp)

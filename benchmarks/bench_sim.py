@@ -32,7 +32,6 @@ import asyncio
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,6 +41,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 for _path in (REPO_ROOT / "src", REPO_ROOT):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
+
+from tests.support.server_process import ServerProcess  # noqa: E402
 
 from silicolab.llm import load_model  # noqa: E402
 from silicolab.sim import GenerativeAgent, Identity, Observation  # noqa: E402
@@ -84,50 +85,6 @@ for line in sys.stdin:
         print("ok", flush=True)
 server.stop()
 """
-
-
-class ServerProcess:
-    """The fake LLM server in a child process, with its counters readable over stdin/stdout."""
-
-    def __init__(self, latency_s: float) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _SERVER_SCRIPT, str(REPO_ROOT), str(latency_s)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.base_url = self._readline()
-
-    def _readline(self) -> str:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the fake LLM server process exited early")
-        return line.strip()
-
-    def _command(self, command: str) -> str:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
-        return self._readline()
-
-    def stats(self) -> dict[str, Any]:
-        """The server's counters since the last :meth:`reset`."""
-        return json.loads(self._command("stats"))
-
-    def reset(self) -> None:
-        """Zero the server's counters."""
-        self._command("reset")
-
-    def close(self) -> None:
-        """Stop the server process."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
 
 
 def _agents(model: Any, i: int) -> list[GenerativeAgent]:
@@ -219,7 +176,7 @@ async def bench_pass(
 async def _main(quick: bool) -> dict[str, Any]:
     os.environ.setdefault(KEY_ENV, "bench-key-not-secret")
     n_conversations = 50 if quick else 200
-    server = ServerProcess(LATENCY_S)
+    server = ServerProcess(_SERVER_SCRIPT, str(REPO_ROOT), str(LATENCY_S))
     try:
         model = load_model(
             MODEL_SPEC,

@@ -42,7 +42,6 @@ import asyncio
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -52,6 +51,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 for _path in (REPO_ROOT / "src", REPO_ROOT):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
+
+from tests.support.server_process import ServerProcess  # noqa: E402
 
 from silicolab.llm import load_model  # noqa: E402
 from silicolab.sim.worlds import load_world, world_names  # noqa: E402
@@ -119,44 +120,6 @@ server.stop()
 """
 
 
-class ServerProcess:
-    """The fake LLM server in a child process, its records readable over stdin/stdout."""
-
-    def __init__(self, latency_s: float) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _SERVER_SCRIPT, str(REPO_ROOT), str(latency_s)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.base_url = self._readline()
-
-    def _readline(self) -> str:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the fake LLM server process exited early")
-        return line.strip()
-
-    def command(self, command: str) -> Any:
-        """Send one command; its one-line answer, parsed as JSON when it is JSON."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
-        line = self._readline()
-        return line if line == "ok" else json.loads(line)
-
-    def close(self) -> None:
-        """Stop the server process."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-
-
 def waves(starts: list[float], latency_s: float) -> list[int]:
     """The sizes of the call waves (see the module docstring): each wave opens with the
     earliest call not yet in one and takes every call that starts before that call ends."""
@@ -174,12 +137,12 @@ async def bench_world(name: str, model: Any, server: ServerProcess, latency_s: f
     """Play world ``name`` once; its calls, actions, wall time and ideal time."""
     sim = load_world(name)
     model.ledger.reset()
-    server.command("reset")
+    server.reset()
     started = time.perf_counter()
     outcome = await sim.arun(model=model, seed=0)
     wall = time.perf_counter() - started
     ledger = model.ledger.summary()
-    served = server.command("stats")
+    served = server.stats()
     wave_sizes = waves(server.command("starts"), latency_s)
     by_tag = {tag: int(t["calls"]) for tag, t in ledger.get("by_tag", {}).items()}
     gm_calls = by_tag.get("gm", 0)
@@ -212,7 +175,7 @@ async def bench_world(name: str, model: Any, server: ServerProcess, latency_s: f
 
 async def _main(worlds: list[str], latency_s: float) -> list[dict[str, Any]]:
     os.environ.setdefault(KEY_ENV, "bench-key-not-secret")
-    server = ServerProcess(latency_s)
+    server = ServerProcess(_SERVER_SCRIPT, str(REPO_ROOT), str(latency_s))
     try:
         model = load_model(
             MODEL_SPEC,

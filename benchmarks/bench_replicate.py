@@ -192,7 +192,7 @@ class EventClock:
         return {"wall_s": w1 - w0, "cpu_s": c1 - c0, "append_event_s": self.inside_s}
 
 
-def replicate(server: ServerProcess, sizes: dict[str, Any], folder: Path, jobs: int) -> dict:
+def replicate(server: ServerProcess, sizes: dict[str, Any], folder: Path, jobs: int | None) -> dict:
     """Run the replication once through ``sl.replicate_study``; time it and count."""
     config = write_config(folder)
     models = [f"openai:fake-{chr(ord('a') + i)}" for i in range(sizes["models"])]
@@ -304,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 x 2 x 2 variants, 40 conditions")
     parser.add_argument("--latency", type=float, default=LATENCY_S, help="server latency (s)")
-    parser.add_argument("--jobs", type=int, default=16, help="conditions in flight per variant")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="conditions in flight in all (default: replicate_study's, "
+                        "16 per variant, at most 256)")  # fmt: skip
     parser.add_argument("--output", type=Path, default=None,
                         help="JSON results path (default: results/bench_replicate.json, "
                         "with --quick results/bench_replicate_quick.json)")  # fmt: skip

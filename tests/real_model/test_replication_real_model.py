@@ -2,7 +2,8 @@
 the session's local llama.cpp server (the ``tests/real_model`` fixtures).
 
 The lawyer study, shortened to two statements of at most 32 tokens, runs under one subject
-model (``local``), the original wording and two seeds, ``CONDITIONS`` conditions each. A
+model (``local``), ``WORDINGS`` wordings (the original and, with 2, a researcher's own
+from a file) and two seeds, ``CONDITIONS`` conditions each. A
 135M model answers badly and a few conditions fit poorly, so the test asserts invariants
 only: the replication ends (finished or degraded, never a crash), every (variant,
 condition) unit ran once and called the model, and each hypothesized path ends with a
@@ -34,16 +35,26 @@ pytestmark = [pytest.mark.slow, pytest.mark.llamacpp]
 #: 2 in ``make test`` (too few rows to fit: every path ends with its named reason, which is
 #: what a real model's run must never lose); the note's measurement used 4 and 8
 CONDITIONS = int(os.environ.get("SILICOLAB_REAL_REPLICATION_CONDITIONS", "2"))
+#: 1 in ``make test``; the note's 16-condition measurement used 2 (a wordings file)
+WORDINGS = int(os.environ.get("SILICOLAB_REAL_REPLICATION_WORDINGS", "1"))
 SEEDS = 2
+#: The second wording of the lawyer study (every treatment value and level kept).
+REWORDED = {
+    "scenario": "A law firm is choosing whether to take on a new lawyer after an interview.",
+}
 
 
 def _replicate(tmp_path: Path) -> tuple[Any, float]:
     hypothesis = load_example("lawyer").model_copy(update={"max_statements": 2})
     config = tmp_path / "silicolab.yaml"  # a cold cache: the run meets the model
     config.write_text(f"cache_path: {tmp_path / 'cache.sqlite'}\n", encoding="utf-8")
+    wordings: int | Path = 1
+    if WORDINGS == 2:
+        wordings = tmp_path / "wordings.yaml"
+        wordings.write_text(json.dumps([REWORDED]), encoding="utf-8")  # JSON is YAML
     started = time.perf_counter()
     result = sl.replicate_study(
-        hypothesis, models=[pipelines.SPEC], wordings=1, seeds=SEEDS, subjects="llm",
+        hypothesis, models=[pipelines.SPEC], wordings=wordings, seeds=SEEDS, subjects="llm",
         conditions=CONDITIONS, jobs=2, statement_tokens=32, config=config,
         runs_dir=tmp_path / "runs", notify=lambda line: None,
     )  # fmt: skip
@@ -68,11 +79,12 @@ def test_a_real_model_replication_ends_with_a_verdict_or_a_reason_per_path(
     keys = [e["unit"] for e in units]
     assert not [k for k, n in Counter(keys).items() if n > 1]
     conditions = [e for e in units if e["unit"] != "wordings"]
-    assert len(conditions) == SEEDS * CONDITIONS and {k.split("/")[0] for k in keys} == {
-        "wordings", "m0w0s0", "m0w0s1"}  # fmt: skip
+    ids = [f"m0w{w}s{s}" for w in range(WORDINGS) for s in range(SEEDS)]
+    assert len(conditions) == len(ids) * CONDITIONS
+    assert {k.split("/")[0] for k in keys} == {"wordings", *ids}
     assert all(e["data"]["calls"] > 0 for e in conditions)
     variants = record["variants"]
-    assert [v["id"] for v in variants] == ["m0w0s0", "m0w0s1"]
+    assert [v["id"] for v in variants] == ids
     assert all(v["conditions"] == CONDITIONS and v["model"] == pipelines.SPEC for v in variants)
     for v in variants:  # estimates, or the reason there are none
         assert (v["paths"] > 0) != bool(v["fit_error"]), v

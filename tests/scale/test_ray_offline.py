@@ -71,6 +71,19 @@ def test_cli_with_an_unreachable_cluster_prints_one_line_and_exits_2(tmp_path: A
     assert result.stderr.strip().count("\n") == 0
 
 
+def test_a_replication_with_an_unreachable_cluster_says_so_before_any_run(tmp_path: Any) -> None:
+    require_ray()
+    address = f"127.0.0.1:{_closed_port()}"
+    args = ["study", "replicate", "mug", "--subjects", "world", "--conditions", "2"]
+    result = _cli(
+        [*args, "--executor", "ray", "--ray-address", address, "--runs-dir", str(tmp_path)]
+    )
+    assert result.returncode == 2
+    assert "cannot reach the Ray cluster at " + address in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: cannot reach")
+    assert not any(tmp_path.iterdir())  # refused before a run directory exists
+
+
 def test_ledger_absorbs_another_ledgers_summary() -> None:
     here, there = Ledger(prices=Prices(1.0, 2.0)), Ledger(prices=Prices(1.0, 2.0))
     here.record("a", Completion("x", Usage(10, 5)))

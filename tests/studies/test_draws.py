@@ -278,5 +278,7 @@ def test_unknown_agent_names_setting_is_refused() -> None:
     hypothesis = load_example("lawyer")
     model = load_model("scripted")
     condition = make_design(hypothesis).conditions[0]
-    with pytest.raises(Exception, match="agent_names must be 'roles' or 'random'"):
+    with pytest.raises(Exception, match="agent_names must be one of roles, random, got 'famous'"):
         _condition(hypothesis, condition, model, agent_names="famous")
+    with pytest.raises(Exception, match="survey must be one of at_once, in_turn, got 'random'"):
+        _condition(hypothesis, condition, model, survey="random")

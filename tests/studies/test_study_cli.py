@@ -8,7 +8,6 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -20,6 +19,7 @@ from silicolab.studies.world import HiddenWorld
 from tests.support.cli import EXE, strict_json
 from tests.support.cli import private_cache_env as _env
 from tests.support.openai_server import FakeLLMServer
+from tests.support.world_server import world_server
 
 
 def study(args: list[str], tmp_path: Path, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -102,12 +102,7 @@ def test_paid_run_needs_confirmation_and_respects_max_cost(tmp_path):
 
 def _world_server(hypothesis, latency_s: float) -> tuple[FakeLLMServer, HiddenWorld]:
     world = HiddenWorld(hypothesis, {"passed_bar": 0.6}, intercept=0.2, noise_sd=0.0)
-    server = FakeLLMServer(
-        reply=lambda body: world(SimpleNamespace(messages=body["messages"])),
-        latency_s=latency_s,
-        log_limit=100_000,
-    )
-    return server, world
+    return world_server(world, latency_s=latency_s), world
 
 
 def _texts(body: dict) -> str:

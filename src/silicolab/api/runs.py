@@ -22,6 +22,7 @@ READERS: dict[str, tuple[str, str]] = {
     "demo": ("study_result", "StudyResult"),
     "sim": ("sim", "SimResult"),
     "discover": ("discovery", "DiscoveryResult"),
+    "replication": ("study_replicate", "ReplicationResult"),
 }
 #: Every benchmark suite's kind starts with this (``bench-causalab``, ``bench-discovery``...).
 BENCH_PREFIX = "bench-"

@@ -37,11 +37,13 @@ DEFAULTS: dict[str, Any] = {
     "agent_names": "roles", "seed": 0, "max_conditions": DEFAULT_MAX_CONDITIONS, "jobs": 16,
     "statement_tokens": 300, "interactions": False, "drop_capped": False, "predict": False,
     "predict_conditions": None, "follow_on": False, "scientist_temperature": None,
+    "survey": "at_once",
 }  # fmt: skip
 #: The allowed values of the options that take a name.
 CHOICES = {
     "subjects": SUBJECTS,
     "agent_names": ("roles", "random"),
+    "survey": ("at_once", "in_turn"),
     "price_rule": ("second_dropout", "next_increment"),
 }
 #: The smallest value of each whole-number option.
@@ -75,6 +77,7 @@ def run_study(
     predict_conditions: int | None = None,
     follow_on: bool = False,
     scientist_temperature: float | None = None,
+    survey: str = "at_once",
     price_rule: str = "second_dropout",
     max_cost: float | None = None,
     prices: tuple[float, float] | None = None,
@@ -115,7 +118,7 @@ def run_study(
         "max_conditions": max_conditions, "jobs": jobs, "statement_tokens": statement_tokens,
         "interactions": interactions, "drop_capped": drop_capped, "predict": predict,
         "predict_conditions": predict_conditions, "follow_on": follow_on,
-        "scientist_temperature": scientist_temperature,
+        "scientist_temperature": scientist_temperature, "survey": survey,
     }  # fmt: skip
     _check_options({**given, "price_rule": price_rule, "max_cost": max_cost})
     settings = {**given, "rule_options": {"price_rule": price_rule}}

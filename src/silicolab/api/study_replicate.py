@@ -5,23 +5,28 @@ path (``silicolab study replicate`` is its command).
 The run directory holds ``run.json`` (the settings), ``hypothesis.yaml``, ``events.jsonl``
 (a ``wordings`` unit with the paraphrases, then one unit per variant and condition),
 ``record.json`` (variants, per-variant estimates, per-path meta-analysis and verdict, the
-wordings side by side), ``report.md``, ``figures/`` (a forest plot per path, the variance
+wordings side by side), ``estimates.csv`` and ``paths.csv`` (the same as flat tables),
+``report.md``, ``figures/`` (a forest plot per path, the variance
 decomposition) and ``report.html``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from silicolab.api._display import Shown, html_table, inline_image
 from silicolab.api.run_flow import first_figure, runs_root, shown_run_dir
 from silicolab.api.study_replicate_flow import KIND
 from silicolab.core.errors import InputError
 from silicolab.report.replication_report import summary_row
+from silicolab.runtime.bounds import check_jobs
 from silicolab.studies.design import DEFAULT_MAX_CONDITIONS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True, repr=False)
@@ -45,6 +50,23 @@ class ReplicationResult(Shown):
 
         units = (self.record.get("health") or {}).get("units") or []
         return _Health(RunHealth.of(UnitHealth.from_dict(u) for u in units), self.record)
+
+    @property
+    def estimates(self) -> pd.DataFrame:
+        """Every variant's estimate of every path (``estimates.csv``): variant, model,
+        wording, seed, path, estimate, se, p, n."""
+        from silicolab.studies.replication.tables import estimates_table
+
+        return estimates_table(self.record)
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """One row per path (``paths.csv``): verdict, pooled fixed and random effects with
+        CIs, tau², I², Q, the prediction interval, the sign and significance shares and
+        the variance shares of model, wording and seed."""
+        from silicolab.studies.replication.tables import paths_table
+
+        return paths_table(self.record)
 
     @property
     def verdicts(self) -> dict[str, str]:
@@ -92,6 +114,14 @@ class ReplicationResult(Shown):
         )
 
 
+#: ``replicate_study``'s stored settings and their defaults: a resumed replication reuses
+#: the stored values, and refuses one the caller set to something else.
+DEFAULTS: dict[str, Any] = {
+    "models": [], "wordings": 1, "seeds": [0], "subjects": "llm", "conditions": None,
+    "max_conditions": DEFAULT_MAX_CONDITIONS, "jobs": None, "statement_tokens": 300,
+}  # fmt: skip
+
+
 def replicate_study(
     study: Any = None,
     *,
@@ -101,15 +131,18 @@ def replicate_study(
     subjects: str = "llm",
     conditions: int | None = None,
     max_conditions: int = DEFAULT_MAX_CONDITIONS,
-    jobs: int = 16,
+    jobs: int | None = None,
     statement_tokens: int = 300,
     model: str | None = None,
     base_url: str | None = None,
     max_cost: float | None = None,
+    executor: Any = "local",
+    ray_address: str | None = None,
     runs_dir: str | Path | None = None,
     config: str | Path | None = None,
     resume: bool | str | Path | None = None,
     notify: Callable[[str], None] | None = None,
+    typed: Collection[str] | None = None,
 ) -> ReplicationResult:
     """Replicate ``study`` (a built-in study, a hypothesis file or a Hypothesis) under
     every subject model in ``models`` x wording x seed and meta-analyze each path.
@@ -118,23 +151,48 @@ def replicate_study(
     paraphrases written by the scientist model, each checked to keep every treatment
     value, level and unit), or a YAML file of the researcher's own. ``seeds``: how many
     (0 .. S-1) or which. ``subjects="world"`` runs every variant offline in the hidden-SCM
-    world (the model specs are then labels). ``model``/``base_url`` set the scientist's
-    and the coordinator's model (the subjects' are ``models``). ``max_cost`` refuses a
-    plan that may cost more and stops new paid calls at the limit (``resume=`` finishes
-    it). ``resume``: ``True`` (the newest unfinished replication) or a run directory.
+    world (the model specs are then labels). ``model`` is the scientist's model (it writes
+    the paraphrases); each variant's subjects and coordinator are its model in
+    ``models``; ``base_url`` serves ``model`` and ``models``. ``jobs``: conditions in
+    flight in all (default: 16 per variant, at most 256); every variant's units run as one
+    batch, interleaved, and each subject model's concurrency limit paces its calls.
+    ``max_cost`` refuses a plan that may cost more and stops new paid calls at the limit
+    (``resume=`` finishes it).
+    ``executor="ray"`` (with ``ray_address``, default the cluster started on this
+    machine) runs the units on a Ray cluster, checked before any run directory exists.
+
+    ``resume``: ``True`` (the newest unfinished replication) or a run directory; the run's
+    stored settings are used, so ``models`` and the rest may be left out. ``typed`` names
+    the settings the caller set on purpose (``None``: those that differ from their
+    defaults): one that contradicts the stored value is refused, as is a ``study`` that
+    is not the stored one.
     """
     from silicolab.api.study_replicate_flow import run_replication
+    from silicolab.runtime.choice import ExecutorChoice
 
-    settings = {
-        "models": _models(models, subjects),
-        "wordings": wordings if isinstance(wordings, int) else str(wordings),
-        "seeds": _seeds(seeds),
-        "subjects": subjects,
-        "conditions": conditions,
-        "max_conditions": max_conditions,
-        "jobs": jobs,
-        "statement_tokens": statement_tokens,
-    }
+    resuming = resume not in (None, False)
+    settings = _settings(
+        models=models, wordings=wordings, seeds=seeds, subjects=subjects,
+        conditions=conditions, max_conditions=max_conditions, jobs=jobs,
+        statement_tokens=statement_tokens, resuming=resuming,
+    )  # fmt: skip
+    if typed is None:
+        typed = {k for k, v in settings.items() if v != DEFAULTS[k]}
+    choice = (
+        executor if isinstance(executor, ExecutorChoice) else ExecutorChoice(executor, ray_address)
+    )
+    return run_replication(
+        study, settings, model=model, base_url=base_url, max_cost=max_cost,
+        root=runs_root(runs_dir, config), config=None if config is None else Path(config),
+        resume=resume if resuming else None, typed=set(typed), executor=choice,
+        notify=notify,
+    )  # fmt: skip
+
+
+def _settings(*, resuming: bool, **given: Any) -> dict[str, Any]:
+    """The replication's settings as ``run.json`` stores them, each checked (an
+    :class:`InputError` naming the parameter)."""
+    wordings, subjects, jobs = given["wordings"], given["subjects"], given["jobs"]
     if isinstance(wordings, bool) or (isinstance(wordings, int) and wordings < 1):
         raise InputError(
             f"wordings={wordings!r} must be 1 or more, or a file", params=("wordings",)
@@ -142,11 +200,17 @@ def replicate_study(
     if subjects not in ("llm", "world"):
         raise InputError(f"subjects={subjects!r}: replicate 'llm' or 'world' subjects",
                          params=("subjects",))  # fmt: skip
-    return run_replication(
-        study, settings, model=model, base_url=base_url, max_cost=max_cost,
-        root=runs_root(runs_dir, config), config=None if config is None else Path(config),
-        resume=resume, notify=notify,
-    )  # fmt: skip
+    if jobs is not None:
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise InputError(f"jobs={jobs!r} must be a whole number of at least 1",
+                             params=("jobs",))  # fmt: skip
+        check_jobs(jobs, processes=False)
+    return {
+        **given,
+        "models": _models(given["models"], subjects, resuming),
+        "wordings": wordings if isinstance(wordings, int) else str(wordings),
+        "seeds": _seeds(given["seeds"]),
+    }
 
 
 class _Health:
@@ -164,13 +228,13 @@ class _Health:
         return "; ".join([self.health.summary_line(), *self.problems])
 
 
-def _models(models: Sequence[str] | str, subjects: str) -> list[str]:
+def _models(models: Sequence[str] | str, subjects: str, resuming: bool) -> list[str]:
     if isinstance(models, str):
         models = [m.strip() for m in models.split(",") if m.strip()]
     models = list(models)
-    if not models:
-        if subjects == "world":
-            return ["world"]
+    if not models and subjects == "world" and not resuming:
+        return ["world"]
+    if not models and not resuming:  # a resumed run's are its stored ones
         raise InputError(
             "models= names the subject models to compare, e.g. models=['openai:gpt-4o-mini', "
             "'anthropic:claude-3-5-haiku-latest']",

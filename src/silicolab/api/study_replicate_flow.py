@@ -15,6 +15,8 @@ from silicolab.runs import RunHealth
 
 KIND = "replication"
 WORDINGS_UNIT = "wordings"
+#: Every variant's estimate of every path, and one line per path (beside record.json).
+ESTIMATES_CSV, PATHS_CSV = "estimates.csv", "paths.csv"
 
 
 def _stderr(line: str) -> None:
@@ -23,27 +25,32 @@ def _stderr(line: str) -> None:
 
 def run_replication(
     study: Any, settings: dict[str, Any], *, model: str | None, base_url: str | None,
-    max_cost: float | None, root: Path, config: Path | None, resume: Any,
-    notify: Callable[[str], None] | None,
+    max_cost: float | None, root: Path, config: Path | None, resume: Any, typed: set[str],
+    executor: Any, notify: Callable[[str], None] | None,
 ) -> Any:  # fmt: skip
-    """Open, plan, run and write the replication (see the module docstring)."""
+    """Open, plan, run and write the replication (see the module docstring). A resumed
+    run uses its stored settings; ``typed`` names the caller's settings that must agree
+    with them. The executor is checked (Ray: installed and reachable) before any run
+    directory exists."""
     from silicolab.api import study_models as money
     from silicolab.api.run_flow import shown_run_dir
     from silicolab.api.study import load_hypothesis
     from silicolab.api.study_replicate import ReplicationResult
     from silicolab.runs import open_run
-    from silicolab.studies.files import read_hypothesis, write_hypothesis
+    from silicolab.studies.files import read_hypothesis, same_study, write_hypothesis
     from silicolab.studies.pipeline import HYPOTHESIS_FILE, StudyOptions
 
     say = notify or _stderr
     if resume:
-        run, used = open_run(root, KIND, settings=settings, explicit=(), resume=resume)
+        run, used = open_run(root, KIND, settings=settings, explicit=typed, resume=resume)
         hypothesis = read_hypothesis(run.path / HYPOTHESIS_FILE)
+        if study is not None:  # the interrupted call with resume= added
+            same_study(run.path, hypothesis, load_hypothesis(study))
     else:
         hypothesis, used, run = load_hypothesis(study), settings, None
     options = StudyOptions(
         subjects="llm", conditions=used["conditions"], max_conditions=used["max_conditions"],
-        jobs=used["jobs"], statement_tokens=used["statement_tokens"],
+        statement_tokens=used["statement_tokens"],
     )  # fmt: skip
     budget = money.make_budget(max_cost, run)
     world = used["subjects"] == "world"
@@ -55,13 +62,21 @@ def run_replication(
     wordings_planned = used["wordings"] if isinstance(used["wordings"], int) else None
     n_variants = len(used["models"]) * (wordings_planned or 1) * len(used["seeds"])
     _plan(hypothesis, options, base, subject_models, n_variants, max_cost, say)
+    if max_cost is not None and subject_models and executor.kind == "ray":
+        raise InputError(
+            "max_cost= is held on this machine only, not on a Ray cluster: drop "
+            "executor='ray', or drop max_cost=",
+            params=("max_cost", "executor"),
+        )
+    executor.check()
     if run is None:
         run, _ = open_run(root, KIND, settings=settings, slug=hypothesis.name)
         write_hypothesis(hypothesis, run.path / HYPOTHESIS_FILE)
     with run:
         scientist = getattr(base, "scientist", None)
         wordings = settle_wordings(run, hypothesis, used["wordings"], scientist, world)
-        record, health = _conduct(run, hypothesis, used, options, wordings, base, subject_models)
+        record, health = _conduct(run, hypothesis, used, options, wordings, base, subject_models,
+                                  executor)  # fmt: skip
         _write(run, record, health)
     return ReplicationResult(shown_run_dir(run.path), run.status, run.read_record() or record,
                              run.info)  # fmt: skip
@@ -154,14 +169,15 @@ def _paraphrased(hypothesis: Any, k: int, scientist: Any, world: bool) -> list[A
 
 def _conduct(
     run: Any, hypothesis: Any, used: dict[str, Any], options: Any, wordings: list[Any],
-    base: Any, subject_models: dict[str, Any],
+    base: Any, subject_models: dict[str, Any], executor: Any,
 ) -> tuple[dict[str, Any], RunHealth]:  # fmt: skip
     """Run every variant; the record and the run's health."""
     from silicolab.core.sync import run_sync
     from silicolab.studies.offline import offline_study_models
-    from silicolab.studies.replication.run import arun_replication, variant_grid
+    from silicolab.studies.replication.run import arun_replication, jobs_for, variant_grid
 
     variants = variant_grid(used["models"], len(wordings), used["seeds"])
+    options = replace(options, jobs=jobs_for(used["jobs"], len(variants)))
     if not subject_models and base is None:
         raise InputError("no models for the subjects", params=("subjects",))
 
@@ -172,7 +188,8 @@ def _conduct(
         return replace(base, subject=subject, coordinator=subject)
 
     rep = run_sync(arun_replication(hypothesis, variants, options, run=run,
-                                    models_for=models_for, wordings=wordings))  # fmt: skip
+                                    models_for=models_for, wordings=wordings,
+                                    executor=executor))  # fmt: skip
     health = RunHealth.of(r.health for stage in rep.stages for r in stage.runs)
     record = {
         "kind": KIND,
@@ -185,6 +202,16 @@ def _conduct(
         "health": health.to_dict(),
     }
     return record, health
+
+
+def _write_tables(folder: Path, record: dict[str, Any]) -> None:
+    """``estimates.csv`` and ``paths.csv`` beside the record (each written whole, then
+    moved into place, so a crash never leaves half a table)."""
+    from silicolab.core.files import atomic_write_text
+    from silicolab.studies.replication.tables import estimates_table, paths_table
+
+    for name, table in ((ESTIMATES_CSV, estimates_table(record)), (PATHS_CSV, paths_table(record))):
+        atomic_write_text(Path(folder) / name, table.to_csv(index=False))
 
 
 def _write(run: Any, record: dict[str, Any], health: RunHealth) -> None:
@@ -200,6 +227,7 @@ def _write(run: Any, record: dict[str, Any], health: RunHealth) -> None:
     record["health"] = {**record["health"], "degraded": health.degraded or bool(problems),
                         "problems": problems}  # fmt: skip
     run.write_record(record)
+    _write_tables(run.path, record)
     run.write_report(replication_report(record))
     summary = "; ".join([health.summary_line(), *problems])
     degraded = health.degraded or bool(problems)

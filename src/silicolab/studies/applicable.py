@@ -16,7 +16,7 @@ from silicolab.core.errors import InputError
 from silicolab.studies.pipeline import StudyOptions
 
 #: Options that only language-model subjects use (``subjects="llm"`` or ``"world"``).
-LLM_ONLY = ("agent_names", "statement_tokens")
+LLM_ONLY = ("agent_names", "statement_tokens", "survey")
 #: The other subjects, as a refusal of rule-based subjects suggests them.
 OTHER_SUBJECTS = "subjects='llm' or subjects='world'"
 

@@ -46,6 +46,8 @@ from silicolab.studies.hypothesis import COORDINATOR, Hypothesis
 from silicolab.studies.names import random_names
 
 AGENT_NAMES = ("roles", "random")
+#: How a respondent answers its survey questions (see :func:`arun_condition`).
+SURVEY_ORDERS = ("at_once", "in_turn")
 
 
 @dataclass
@@ -203,6 +205,7 @@ async def arun_condition(
     statement_tokens: int | None = None,
     agent_names: str = "roles",
     sample_key: str | None = None,
+    survey: str = "at_once",
 ) -> ConditionRun:
     """Run ``condition`` with LLM subjects. A model that fails for good (an
     :class:`LLMError` or a :class:`ParseFailure` after repairs) ends the condition with
@@ -211,9 +214,11 @@ async def arun_condition(
     (agents speak under their ids) or ``"random"`` (seeded human first names, drawn with
     ``seed`` for the condition's unit id). ``sample_key`` (default: the condition's unit
     id) is the sample identity every call of the condition carries; a stage that reuses
-    condition ids (a follow-on experiment) passes its own prefix with it."""
-    if agent_names not in AGENT_NAMES:
-        raise InputError(f"agent_names must be 'roles' or 'random', got {agent_names!r}")
+    condition ids (a follow-on experiment) passes its own prefix with it. ``survey``:
+    ``"at_once"`` asks each respondent all its questions from its state after the
+    conversation, concurrently (no answer sees another; one round of calls), ``"in_turn"``
+    one after another (each answer sees the earlier ones)."""
+    _check_choices(agent_names=agent_names, survey=survey)
     unit = condition.unit_id
     key = unit if sample_key is None else sample_key
     ids = [a.name for a in hypothesis.agents]
@@ -244,11 +249,8 @@ async def arun_condition(
         turns = conversation.coordination()
         context = f"{opening}\n\nTranscript:\n{conversation.transcript()}"
         # questions address agents by id, whatever name they spoke under
-        entities: dict[str, Entity] = {
-            **dict(zip(ids, agents, strict=True)),
-            COORDINATOR: coordinator,
-        }
-        answers = await aask_survey(entities, survey_questions(hypothesis), context=context)
+        entities = {**dict(zip(ids, agents, strict=True)), COORDINATOR: coordinator}
+        answers = await _asurvey(hypothesis, entities, context, survey)
     except (LLMError, ParseFailure) as exc:
         statements = statements or _logged_statements(exc)
         turns = turns or list(getattr(exc, "coordination", None) or [])
@@ -275,6 +277,22 @@ async def arun_condition(
     )
 
 
+def _check_choices(*, agent_names: str, survey: str) -> None:
+    """Refuse an unknown ``agent_names`` or ``survey`` before any call."""
+    for name, value, allowed in (("agent_names", agent_names, AGENT_NAMES),
+                                 ("survey", survey, SURVEY_ORDERS)):  # fmt: skip
+        if value not in allowed:
+            raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+
+async def _asurvey(
+    hypothesis: Hypothesis, entities: dict[str, Entity], context: str, survey: str
+) -> list[SurveyAnswer]:
+    """Every measurement question asked of its addressee, ``at_once`` or ``in_turn``."""
+    questions = survey_questions(hypothesis)
+    return await aask_survey(entities, questions, context=context, concurrent=survey == "at_once")
+
+
 def _logged_statements(exc: BaseException) -> list[dict[str, Any]]:
     """The statements realized before a conversation failed (the log ``sim`` attaches to
     the error; a drafted-but-discarded reply is not a statement)."""
@@ -289,6 +307,7 @@ def _logged_statements(exc: BaseException) -> list[dict[str, Any]]:
 
 __all__ = [
     "AGENT_NAMES",
+    "SURVEY_ORDERS",
     "ConditionRun",
     "arun_condition",
     "build_agents",

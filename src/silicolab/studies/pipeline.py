@@ -10,7 +10,7 @@ from there, so editing the source file after the start can never mix two experim
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -51,6 +51,11 @@ class StudyOptions:
     #: The scientist's sampling temperature for predictions and the follow-on plan;
     #: None: each step's default (0.0 for predictions, 0.4 for the follow-on).
     scientist_temperature: float | None = None
+    #: How a respondent answers its survey questions: ``"at_once"`` (each from its state
+    #: after the conversation, all requests at once: no answer sees another, and the
+    #: survey takes one round of calls) or ``"in_turn"`` (one after another, each seeing
+    #: the earlier answers; what studies did before this option existed).
+    survey: Literal["at_once", "in_turn"] = "at_once"
     rule_options: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -58,8 +63,10 @@ class StudyOptions:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StudyOptions:
+        """Options from stored settings; a run stored before ``survey`` existed asked its
+        questions in turn, and resumes that way."""
         known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(**{"survey": "in_turn", **{k: v for k, v in data.items() if k in known}})
 
 
 @dataclass(frozen=True)
@@ -169,14 +176,7 @@ async def arun_stage(
     """Run every condition of ``hypothesis`` (resumably, ``prefix`` keeps a follow-on's
     units apart from the main ones) on ``executor`` (not a stored option: it changes
     where conditions run, not what they give), then build the data and fit it."""
-    design = make_design(
-        hypothesis,
-        conditions=options.conditions,
-        seed=options.seed,
-        max_conditions=options.max_conditions,
-        replicates=options.replicates,
-    )
-    run_one = _condition_runner(hypothesis, options, models, prefix)
+    design, run_one = plan_stage(hypothesis, options, models, prefix)
     jobs = options.jobs if options.subjects == "llm" else 1
     runner = executor.make(jobs, cpu_bound=False, description=description)
     results = await runner.amap(
@@ -184,18 +184,48 @@ async def arun_stage(
         design.conditions,
         key=lambda c: prefix + c.unit_id,
         run=run,
-        to_event=lambda r: r.to_dict(),
+        to_event=ConditionRun.to_dict,
         from_event=ConditionRun.from_dict,
         on_error="record",
     )
+    check_crashed(results)
+    return finish_stage(hypothesis, design, [r.value for r in results], options)
+
+
+def plan_stage(
+    hypothesis: Hypothesis, options: StudyOptions, models: StudyModels | None, prefix: str = ""
+) -> tuple[Design, Callable[[Any], Any]]:
+    """A stage's design and the coroutine function that runs one of its conditions (its
+    calls' sample identity is ``prefix`` + the condition's unit id): what
+    :func:`arun_stage` maps over, and what a caller that runs several stages in one batch
+    (a replication) combines."""
+    design = make_design(
+        hypothesis,
+        conditions=options.conditions,
+        seed=options.seed,
+        max_conditions=options.max_conditions,
+        replicates=options.replicates,
+    )
+    return design, _condition_runner(hypothesis, options, models, prefix)
+
+
+def check_crashed(results: Sequence[Any]) -> None:
+    """Raise when a condition crashed (its own error, not a model's failure, which a
+    condition records): not bad input (exit 2); the run stays for --resume and the
+    finished conditions are kept."""
     crashed = [r for r in results if not r.ok]
-    if crashed:  # not bad input (exit 2): the run stays for --resume, the others are kept
+    if crashed:
         raise SilicolabError(
             f"{len(crashed)} of {len(results)} conditions crashed (first: {crashed[0].key}: "
             f"{crashed[0].error}); the finished ones are kept: fix the cause and rerun with "
             "--resume"
         )
-    runs = [r.value for r in results]
+
+
+def finish_stage(
+    hypothesis: Hypothesis, design: Design, runs: list[ConditionRun], options: StudyOptions
+) -> StageResult:
+    """The stage of ``design``'s finished ``runs``: its data and fit."""
     stage = StageResult(
         hypothesis, design, runs, None, aggregate_replicates=options.aggregate_replicates
     )
@@ -244,6 +274,7 @@ def _condition_runner(
             statement_tokens=options.statement_tokens,
             agent_names=options.agent_names,
             sample_key=prefix + condition.unit_id,
+            survey=options.survey,
         )
 
     return run_one
@@ -282,5 +313,8 @@ __all__ = [
     "StudyModels",
     "StudyOptions",
     "arun_stage",
+    "check_crashed",
+    "finish_stage",
     "fit_stage",
+    "plan_stage",
 ]

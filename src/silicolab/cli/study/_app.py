@@ -209,6 +209,21 @@ AgentNamesOpt = Annotated[
         "names, recorded per condition (LLM subjects)."
     ),
 ]
+
+
+class SurveyOrder(StrEnum):
+    at_once = "at_once"
+    in_turn = "in_turn"
+
+
+SurveyOpt = Annotated[
+    SurveyOrder,
+    typer.Option(
+        help="at_once: each respondent answers all its survey questions from its state "
+        "after the conversation, concurrently (no answer sees another); in_turn: one after "
+        "another, each seeing the earlier answers (LLM subjects)."
+    ),
+]
 MaxConditionsOpt = Annotated[
     int,
     typer.Option(min=1, help="Refuse designs of more runs (conditions x replicates) than this."),
@@ -282,6 +297,7 @@ def run(
     replicates: ReplicatesOpt = 1,
     aggregate_replicates: AggregateOpt = False,
     agent_names: AgentNamesOpt = AgentNames.roles,
+    survey: SurveyOpt = SurveyOrder.at_once,
     max_conditions: MaxConditionsOpt = LARGE_RUN,
     seed: SeedOpt = 0,
     jobs: JobsOpt = 16,

@@ -5,15 +5,16 @@ Every (variant, condition) is a unit of the run with its own event, keyed
 ``<variant id>/<condition unit id>`` (the stage prefix a follow-on uses), so a killed
 replication resumes where it stopped and the cache makes a rerun free. Each variant is a
 stage of its own: its wording applied to the hypothesis, its seed in the options, its
-subject model from ``models_for`` — the pipeline's own runs, data and fit. The variants
-run concurrently; the model's concurrency limit (shared by all of them) paces the calls.
-Each variant's fit gives one :class:`~.meta.VariantEstimate` per path; a variant whose
-fit fails is kept with its reason and contributes no rows.
+subject model from ``models_for`` — the pipeline's own design, runs, data and fit. All
+variants' units run as ONE batch on the executor (local or Ray): one progress bar,
+``options.jobs`` conditions in flight in all, interleaved so that every subject model has
+its share from the start; each model's concurrency limit paces its calls. Each variant's
+fit gives one :class:`~.meta.VariantEstimate` per path; a variant whose fit fails is kept
+with its reason and contributes no rows.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -21,8 +22,18 @@ from typing import Any, Protocol
 from silicolab.core.errors import InputError
 from silicolab.runs import Run
 from silicolab.runtime import LOCAL, ExecutorChoice
+from silicolab.runtime.base import UnitResult
+from silicolab.studies.conduct import ConditionRun
+from silicolab.studies.design import Design
 from silicolab.studies.hypothesis import Hypothesis
-from silicolab.studies.pipeline import StageResult, StudyModels, StudyOptions, arun_stage
+from silicolab.studies.pipeline import (
+    StageResult,
+    StudyModels,
+    StudyOptions,
+    check_crashed,
+    finish_stage,
+    plan_stage,
+)
 from silicolab.studies.replication.decomposition import Decomposition, variance_decomposition
 from silicolab.studies.replication.meta import (
     PathMeta,
@@ -170,23 +181,15 @@ async def arun_replication(
     if missing:
         raise InputError(f"variants use wordings {missing} that were not given",
                          params=("wordings",))  # fmt: skip
-
-    async def one(variant: Variant) -> tuple[VariantOutcome, StageResult]:
-        worded = by_index[variant.wording].apply(hypothesis)
-        stage = await arun_stage(
-            worded, replace(options, seed=variant.seed), run=run,
-            models=models_for(variant, worded), prefix=f"{variant.id}/",
-            description=f"variant {variant.id}", executor=executor,
-        )  # fmt: skip
-        rows = []
-        if stage.fit is not None:
-            rows = rows_from_fit(stage.fit, variant=variant.id, model=variant.model,
-                                 wording=variant.wording, seed=variant.seed)  # fmt: skip
-        na = sum(1 for r in stage.runs if any(v is None for v in r.values.values()))
-        outcome = VariantOutcome(variant, rows, stage.fit_error, len(stage.runs), na)
-        return outcome, stage
-
-    done = await asyncio.gather(*(one(v) for v in variants))
+    plans = [_VariantPlan.make(v, by_index[v.wording].apply(hypothesis), options, models_for)
+             for v in variants]  # fmt: skip
+    results = await _run_units(plans, options, run, executor)
+    check_crashed(results)
+    done = []
+    for plan in plans:
+        runs = [r.value for r in results if r.key.startswith(plan.prefix)]
+        stage = finish_stage(plan.hypothesis, plan.design, runs, plan.options)
+        done.append((plan.outcome(stage), stage))
     outcomes = [o for o, _ in done]
     rows = [r for o in outcomes for r in o.rows]
     metas = meta_analyze(rows)
@@ -199,6 +202,84 @@ async def arun_replication(
     )
 
 
+@dataclass
+class _VariantPlan:
+    """One variant's worded hypothesis, options (its seed), design and condition runner."""
+
+    variant: Variant
+    hypothesis: Hypothesis
+    options: StudyOptions
+    design: Design
+    run_one: Callable[[Any], Any]
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.variant.id}/"
+
+    @classmethod
+    def make(
+        cls, variant: Variant, worded: Hypothesis, options: StudyOptions, models_for: ModelsFor
+    ) -> _VariantPlan:
+        options = replace(options, seed=variant.seed)
+        design, run_one = plan_stage(
+            worded, options, models_for(variant, worded), prefix=f"{variant.id}/"
+        )
+        return cls(variant, worded, options, design, run_one)
+
+    def outcome(self, stage: StageResult) -> VariantOutcome:
+        """The variant's fit rows (none when its fit failed, with the reason)."""
+        v, rows = self.variant, []
+        if stage.fit is not None:
+            rows = rows_from_fit(stage.fit, variant=v.id, model=v.model, wording=v.wording,
+                                 seed=v.seed)  # fmt: skip
+        na = sum(1 for r in stage.runs if any(x is None for x in r.values.values()))
+        return VariantOutcome(v, rows, stage.fit_error, len(stage.runs), na)
+
+
+#: Conditions in flight per variant when a replication's ``jobs`` is not given.
+JOBS_PER_VARIANT = 16
+
+
+def jobs_for(jobs: int | None, variants: int) -> int:
+    """The conditions a replication keeps in flight in all: ``jobs`` when given, else
+    :data:`JOBS_PER_VARIANT` per variant, at most the in-flight bound (256)."""
+    from silicolab.runtime.bounds import MAX_IN_FLIGHT
+
+    if jobs is not None:
+        return jobs
+    return max(1, min(MAX_IN_FLIGHT, JOBS_PER_VARIANT * variants))
+
+
+async def _run_units(
+    plans: Sequence[_VariantPlan], options: StudyOptions, run: Run, executor: ExecutorChoice
+) -> list[UnitResult]:
+    """Every (variant, condition) as one batch on ``executor``: one progress bar, one
+    event per unit, ``options.jobs`` conditions in flight in all. The units are
+    interleaved (each variant's first condition, then each one's second, ...) so that
+    every variant, hence every subject model, has its share of the slots from the start
+    rather than the first variants taking them all."""
+    runners = {plan.variant.id: plan.run_one for plan in plans}
+    longest = max((len(p.design.conditions) for p in plans), default=0)
+    items = [(p.variant.id, p.design.conditions[i]) for i in range(longest) for p in plans
+             if i < len(p.design.conditions)]  # fmt: skip
+
+    async def run_unit(item: tuple[str, Any]) -> Any:
+        variant, condition = item
+        return await runners[variant](condition)
+
+    description = f"replication ({len(plans)} variants)"
+    runner = executor.make(options.jobs, cpu_bound=False, description=description)
+    return await runner.amap(
+        run_unit,
+        items,
+        key=lambda item: f"{item[0]}/{item[1].unit_id}",
+        run=run,
+        to_event=ConditionRun.to_dict,
+        from_event=ConditionRun.from_dict,
+        on_error="record",
+    )
+
+
 __all__ = [
     "NO_ESTIMATE",
     "Original",
@@ -207,5 +288,6 @@ __all__ = [
     "VariantOutcome",
     "WordingLike",
     "arun_replication",
+    "jobs_for",
     "variant_grid",
 ]

@@ -111,6 +111,9 @@ def execute(notebook: Path, folder: Path) -> Any:
         client.execute(env=_kernel_env(folder))
     except nbclient.exceptions.CellExecutionError as err:
         pytest.fail(f"{notebook.name}: a cell failed:\n{_ANSI.sub('', str(err))}", pytrace=False)
+    finally:  # nbclient leaves a kernel it was handed running: each would live (and hold
+        if km.has_kernel:  # its memory) until the test session ends
+            km.shutdown_kernel(now=True)
     return nb
 
 

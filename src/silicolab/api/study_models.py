@@ -200,7 +200,13 @@ def check_spending_limit(
                 f"in silicolab.yaml under models.{role}",
                 params=("max_cost", "prices"),
             )
-    if paid and getattr(executor, "kind", "local") == "ray":
+    refuse_limit_on_ray(bool(paid), max_cost=max_cost, executor=executor)
+
+
+def refuse_limit_on_ray(paid: bool, *, max_cost: float | None, executor: Any) -> None:
+    """Refuse ``max_cost`` for paid calls on a Ray cluster, where the limit cannot be held
+    (it is kept on this machine only)."""
+    if max_cost is not None and paid and getattr(executor, "kind", "local") == "ray":
         raise InputError(
             "max_cost= is held on this machine only, not on a Ray cluster: drop "
             "executor='ray', or drop max_cost=",
@@ -251,6 +257,7 @@ __all__ = [
     "given_prices",
     "make_budget",
     "paid_roles",
+    "refuse_limit_on_ray",
     "role_overrides",
     "scientist_model",
     "spent_before",

@@ -62,12 +62,7 @@ def run_replication(
     wordings_planned = used["wordings"] if isinstance(used["wordings"], int) else None
     n_variants = len(used["models"]) * (wordings_planned or 1) * len(used["seeds"])
     _plan(hypothesis, options, base, subject_models, n_variants, max_cost, say)
-    if max_cost is not None and subject_models and executor.kind == "ray":
-        raise InputError(
-            "max_cost= is held on this machine only, not on a Ray cluster: drop "
-            "executor='ray', or drop max_cost=",
-            params=("max_cost", "executor"),
-        )
+    money.refuse_limit_on_ray(bool(subject_models), max_cost=max_cost, executor=executor)
     executor.check()
     if run is None:
         run, _ = open_run(root, KIND, settings=settings, slug=hypothesis.name)

@@ -22,7 +22,6 @@ from typing import Any, Protocol
 from silicolab.core.errors import InputError
 from silicolab.runs import Run
 from silicolab.runtime import LOCAL, ExecutorChoice
-from silicolab.runtime.base import UnitResult
 from silicolab.studies.conduct import ConditionRun
 from silicolab.studies.design import Design
 from silicolab.studies.hypothesis import Hypothesis
@@ -183,11 +182,10 @@ async def arun_replication(
                          params=("wordings",))  # fmt: skip
     plans = [_VariantPlan.make(v, by_index[v.wording].apply(hypothesis), options, models_for)
              for v in variants]  # fmt: skip
-    results = await _run_units(plans, options, run, executor)
-    check_crashed(results)
+    by_variant = await _run_units(plans, options, run, executor)
     done = []
     for plan in plans:
-        runs = [r.value for r in results if r.key.startswith(plan.prefix)]
+        runs = by_variant[plan.variant.id]
         stage = finish_stage(plan.hypothesis, plan.design, runs, plan.options)
         done.append((plan.outcome(stage), stage))
     outcomes = [o for o, _ in done]
@@ -211,10 +209,6 @@ class _VariantPlan:
     options: StudyOptions
     design: Design
     run_one: Callable[[Any], Any]
-
-    @property
-    def prefix(self) -> str:
-        return f"{self.variant.id}/"
 
     @classmethod
     def make(
@@ -252,9 +246,11 @@ def jobs_for(jobs: int | None, variants: int) -> int:
 
 async def _run_units(
     plans: Sequence[_VariantPlan], options: StudyOptions, run: Run, executor: ExecutorChoice
-) -> list[UnitResult]:
-    """Every (variant, condition) as one batch on ``executor``: one progress bar, one
-    event per unit, ``options.jobs`` conditions in flight in all. The units are
+) -> dict[str, list[ConditionRun]]:
+    """Every (variant, condition) as one batch on ``executor``; each variant's runs in its
+    design's order, by variant id (a crashed condition raises, see
+    :func:`~silicolab.studies.pipeline.check_crashed`). One progress bar, one event per
+    unit, ``options.jobs`` conditions in flight in all. The units are
     interleaved (each variant's first condition, then each one's second, ...) so that
     every variant, hence every subject model, has its share of the slots from the start
     rather than the first variants taking them all."""
@@ -269,7 +265,7 @@ async def _run_units(
 
     description = f"replication ({len(plans)} variants)"
     runner = executor.make(options.jobs, cpu_bound=False, description=description)
-    return await runner.amap(
+    results = await runner.amap(
         run_unit,
         items,
         key=lambda item: f"{item[0]}/{item[1].unit_id}",
@@ -278,6 +274,11 @@ async def _run_units(
         from_event=ConditionRun.from_dict,
         on_error="record",
     )
+    check_crashed(results)
+    by_variant: dict[str, list[ConditionRun]] = {plan.variant.id: [] for plan in plans}
+    for (variant, _), result in zip(items, results, strict=True):
+        by_variant[variant].append(result.value)
+    return by_variant
 
 
 __all__ = [

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from tests.support.cli import EXE, cli_env, strict_json
 
+from silicolab.cli.signals import RESUME_HINT
+
 #: A progress line as a pipe shows it: ``boxinggym: 1/2 done, 0s elapsed, ETA 1s``.
 PROGRESS = re.compile(r"^(\S[^:]*): (\d+)/(\d+) done, \S+ elapsed, ETA \S+")
 
@@ -95,6 +97,40 @@ def test_library_warnings_are_summarized_in_one_line_per_kind(tmp_path: Path) ->
         "note: 1 warning from pandas (FutureWarning: the default will change), "
         "first at pandas/core/frame.py:7",
     ]
+
+
+#: A command that warns, then is interrupted just after creating a coroutine it never
+#: awaits (what a signal striking inside ``async with`` leaves behind).
+_INTERRUPTED_SCRIPT = """
+import sys, warnings
+from silicolab.cli.app import app, main
+
+async def exit_of_a_timeout():
+    return None
+
+@app.command("warn-then-stop")
+def warn_then_stop() -> None:
+    warnings.warn_explicit("the default will change", FutureWarning,
+                           "/x/site-packages/pandas/core/frame.py", 7)
+    struck = exit_of_a_timeout()
+    del struck  # never awaited: Python warns when it is collected
+    raise KeyboardInterrupt
+
+main(sys.argv[1:])
+"""
+
+
+def test_after_an_interruption_the_resume_hint_is_the_last_line(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_SCRIPT, "warn-then-stop"],
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 130, out.stderr
+    assert out.stderr.splitlines() == [
+        "note: 1 warning from pandas (FutureWarning: the default will change), "
+        "first at pandas/core/frame.py:7",
+        RESUME_HINT,
+    ]  # the interruption's own unawaited coroutine is not reported
 
 
 def test_errors_with_json_are_a_json_object_on_stdout(tmp_path: Path) -> None:

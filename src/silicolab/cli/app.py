@@ -196,17 +196,25 @@ def main(argv: list[str] | None = None) -> None:
     line on stderr and exit 2 (usage errors included), SIGTERM and Ctrl-C into an
     ``interrupted`` run with a resume hint (exit 143 / 130). With ``--json`` an error is
     also one JSON object on stdout (:func:`json_error`). Library warnings are counted and
-    summarized on stderr at the end (:mod:`silicolab.core.warnings_summary`)."""
+    summarized on stderr at the end (:mod:`silicolab.core.warnings_summary`); after an
+    interruption the resume hint follows that summary, so it stays the last line, and the
+    summary leaves out the coroutines the interruption itself struck before they ran."""
+    from silicolab.cli import signals
     from silicolab.core.warnings_summary import counted_warnings
 
     args = sys.argv[1:] if argv is None else list(argv)
-    with counted_warnings():
-        code = _run(args, json_mode="--json" in args)
+    with counted_warnings() as counter:
+        code, interrupted = _run(args, json_mode="--json" in args)
+        if interrupted:
+            counter.forget_unawaited_coroutines()
+    if interrupted:
+        typer.echo(signals.RESUME_HINT, err=True)
     sys.exit(code)
 
 
-def _run(argv: list[str], *, json_mode: bool) -> int:
-    """Run the app on ``argv`` and return the process's exit code (see :func:`main`)."""
+def _run(argv: list[str], *, json_mode: bool) -> tuple[int, bool]:
+    """Run the app on ``argv``: the process's exit code, and whether the command was
+    interrupted (SIGTERM, Ctrl-C; :func:`main` then prints the resume hint)."""
     from silicolab.cli import signals
     from silicolab.cli.resume_target import take_resume_dir
     from silicolab.core.errors import SilicolabError
@@ -223,17 +231,16 @@ def _run(argv: list[str], *, json_mode: bool) -> int:
         typer.echo(f"{prefix}{one_line(message)}", err=True)
         if json_mode and err.exit_code:
             json_error(message, err.exit_code, error_kind(err))
-        return err.exit_code
+        return err.exit_code, False
     except (KeyboardInterrupt, typer.Abort) as err:
-        typer.echo(signals.RESUME_HINT, err=True)
         if json_mode:
             json_error("interrupted", signals.exit_code(err), "interrupted")
-        return signals.exit_code(err)
+        return signals.exit_code(err), True
     except typer.exceptions.TyperException as err:  # click's usage errors
         code = _usage_error(err)
         if json_mode and code:
             json_error(_usage_message(err), code, "usage")
-        return code
+        return code, False
     except Exception as err:  # a bug: the traceback follows on stderr, exit 1
         if json_mode:
             json_error(f"{type(err).__name__}: {one_line(str(err))}", 1, "bug")
@@ -241,11 +248,10 @@ def _run(argv: list[str], *, json_mode: bool) -> int:
     finally:
         _leave_ray_cluster()
     if code == signals.INTERRUPTED or signals.received():  # typer turns Ctrl-C into exit 130
-        typer.echo(signals.RESUME_HINT, err=True)
         if json_mode:
             json_error("interrupted", signals.exit_code(), "interrupted")
-        return signals.exit_code()
-    return code if isinstance(code, int) else 0
+        return signals.exit_code(), True
+    return (code if isinstance(code, int) else 0), False
 
 
 #: ``kind`` of a JSON error object per error class name (others: the name in snake case).

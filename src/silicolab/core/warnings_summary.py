@@ -86,6 +86,14 @@ class WarningCounter:
         else:
             kind.count += 1
 
+    def forget_unawaited_coroutines(self) -> None:
+        """Drop the "coroutine ... was never awaited" warnings: after an interruption they
+        are its own trace (a signal raised between creating a coroutine and awaiting it),
+        not a problem of the library the user should look into."""
+        for key in [key for key in self.kinds if key[0] == "RuntimeWarning"]:
+            if key[2].startswith("coroutine ") and key[2].endswith("was never awaited"):
+                del self.kinds[key]
+
     def summary_lines(self, max_kinds: int = MAX_KINDS) -> list[str]:
         """One ``note:`` line per kind, most frequent first; empty when nothing was shown."""
         ranked = sorted(self.kinds.items(), key=lambda item: -item[1].count)

@@ -66,7 +66,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check src tests benchmarks
 
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 bench: $(VENV)/.installed-dev
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

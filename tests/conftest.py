@@ -10,6 +10,12 @@ session ends, the whole base temp directory (module- and session-scoped folders 
 checked again and the run fails (exit 1, a "strict JSON" section in the summary) if any file
 is left. A test that writes non-strict JSON on purpose says so with
 ``@pytest.mark.nonstrict_json`` (its ``tmp_path`` is then left out).
+
+``make test`` runs the suite on two pytest-xdist workers (``-n 2 --dist loadgroup``). The
+folders whose session fixtures are expensive or exclusive (:data:`GROUPS`: the llama.cpp
+server, the Ray cluster, the report's runs and browser) each run on one worker; each
+worker checks its own base temp folder at its end and hands what it found to the
+controller, which fails the run as a serial run would.
 """
 
 from __future__ import annotations
@@ -39,12 +45,32 @@ _REPORTED: set[str] = set()
 _SESSION_PROBLEMS: list[str] = []
 
 
+#: Test folders that run on one xdist worker each, by group name: their session fixtures
+#: (a llama.cpp server, a Ray cluster, every report run and a browser) cost minutes and
+#: would otherwise be built once per worker.
+GROUPS = {"real_model": "llama", "scale": "ray", "report": "report"}
+_TESTS = Path(__file__).resolve().parent
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "nonstrict_json: the test writes non-strict JSON (NaN/Infinity) on purpose; its "
         "tmp_path is left out of the strict JSON check",
     )
+    # pytest-xdist registers it too; without xdist the mark must still be known
+    config.addinivalue_line("markers", "xdist_group(name): run these tests on one worker")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put each test of a :data:`GROUPS` folder in its folder's xdist group."""
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        if path.is_relative_to(_TESTS):
+            group = GROUPS.get(path.relative_to(_TESTS).parts[0])
+            if group:
+                item.add_marker(pytest.mark.xdist_group(group))
 
 
 def _report(problems: list[str]) -> list[str]:
@@ -73,18 +99,34 @@ def _strict_json_files(request: pytest.FixtureRequest) -> Iterator[None]:
         )
 
 
+def _xdist_controller(config: pytest.Config) -> bool:
+    """Whether this process hands the tests to xdist workers (it runs none itself)."""
+    return not hasattr(config, "workerinput") and config.getoption("dist", "no") != "no"
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Check every JSON file under the session's base temp directory; fail the run if
-    one is not strict (the files are listed in the terminal summary)."""
-    factory = getattr(session.config, "_tmp_path_factory", None)
-    root = getattr(factory, "_basetemp", None)  # set once a test asked for a temp folder
-    if root is None:
-        return  # no test made a temp folder (asking for it now would create one)
-    problems = _report(json_problems(root, skip=_EXEMPT))
-    if problems:
-        _SESSION_PROBLEMS.extend(problems)
-        if session.exitstatus == pytest.ExitCode.OK:  # an interrupted run keeps its status
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    one is not strict (the files are listed in the terminal summary). An xdist worker
+    hands its findings to the controller (:func:`pytest_testnodedown`), which alone
+    knows every worker's exempt folders only through them."""
+    config = session.config
+    if not _xdist_controller(config):
+        factory = getattr(config, "_tmp_path_factory", None)
+        root = getattr(factory, "_basetemp", None)  # set once a test asked for a temp folder
+        if root is not None:  # else no test made one (asking for it now would create one)
+            _SESSION_PROBLEMS.extend(_report(json_problems(root, skip=_EXEMPT)))
+        if hasattr(config, "workeroutput"):
+            config.workeroutput["strict_json_problems"] = list(_SESSION_PROBLEMS)
+            return
+    if _SESSION_PROBLEMS and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # an interrupted run keeps its own
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: only called when xdist is installed
+def pytest_testnodedown(node: Any, error: object | None) -> None:
+    """In the xdist controller: collect a finished worker's strict JSON findings."""
+    output = getattr(node, "workeroutput", None) or {}
+    _SESSION_PROBLEMS.extend(output.get("strict_json_problems", ()))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

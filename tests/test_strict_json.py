@@ -121,12 +121,15 @@ def test_checker_finds_planted_files(tmp_path: Path) -> None:
     assert json_problems(tmp_path, skip=[run]) == []
 
 
-def _child_pytest(folder: Path, test_source: str) -> subprocess.CompletedProcess[str]:
+def _child_pytest(
+    folder: Path, test_source: str, *options: str
+) -> subprocess.CompletedProcess[str]:
     """Run ``test_source`` in a child pytest whose conftest loads this suite's hooks."""
     folder.mkdir()
     (folder / "conftest.py").write_text('pytest_plugins = ["tests.conftest"]\n')
     (folder / "test_planted.py").write_text(textwrap.dedent(test_source))
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:asyncio"]
+    command += options
     command += [f"--basetemp={folder / 'tmp'}", f"--rootdir={folder}", str(folder)]
     env = cli_env({"PYTHONPATH": f"{REPO}"})
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
@@ -150,8 +153,15 @@ def test_hook_fails_the_test_that_wrote_the_file(tmp_path: Path) -> None:
     assert "record.json: -Infinity at line 1, column 8" in done.stdout
 
 
+#: ``make test``'s way (two xdist workers, see ``tests/conftest.py``) and a serial run.
+XDIST = pytest.param(("-n", "2", "--dist", "loadgroup"), id="xdist")
+
+
 @pytest.mark.nonstrict_json
-def test_hook_checks_the_whole_base_temp_at_session_end(tmp_path: Path) -> None:
+@pytest.mark.parametrize("options", [pytest.param((), id="serial"), XDIST])
+def test_hook_checks_the_whole_base_temp_at_session_end(
+    tmp_path: Path, options: tuple[str, ...]
+) -> None:
     done = _child_pytest(
         tmp_path / "child",
         """
@@ -168,6 +178,7 @@ def test_hook_checks_the_whole_base_temp_at_session_end(tmp_path: Path) -> None:
         def test_exempt(tmp_path):
             (tmp_path / "planted.json").write_text("Infinity")
         """,
+        *options,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "2 passed" in done.stdout
@@ -176,13 +187,18 @@ def test_hook_checks_the_whole_base_temp_at_session_end(tmp_path: Path) -> None:
     assert "planted.json" not in done.stdout  # the marked test's folder is left out
 
 
-def test_hook_passes_a_clean_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("options", [pytest.param((), id="serial"), XDIST])
+def test_hook_passes_a_clean_run(tmp_path: Path, options: tuple[str, ...]) -> None:
     done = _child_pytest(
         tmp_path / "child",
         """
         def test_clean(tmp_path):
             (tmp_path / "record.json").write_text('{"r2": null, "note": "NaN is text here"}')
+
+        def test_clean_too(tmp_path):
+            (tmp_path / "record.json").write_text('{"r2": 0.5}')
         """,
+        *options,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "strict JSON" not in done.stdout

@@ -96,8 +96,9 @@ def run_cli(args: list[str], env: dict[str, str]) -> tuple[int, dict[str, Any], 
 
 def mac(method: str, runs_dir: Path, env: dict[str, str]) -> Measure:
     """MAC on Auto MPG through ``silicolab discover --model local``: one round of debate,
-    short speeches (and, for debate-coding, one repair of the executor's code)."""
-    params = ["-p", "max_rounds=1", "-p", "debater_max_tokens=64"]
+    short speeches and verdicts (and, for debate-coding, one repair of the executor's
+    code)."""
+    params = ["-p", "max_rounds=1", "-p", "debater_max_tokens=64", "-p", "judge_max_tokens=96"]
     if method == "mac_debate_coding":
         params += ["-p", "max_repairs=1", "-p", "executor_max_tokens=384"]
     args = ["discover", "--dataset", "auto_mpg", "--method", method, "--model", SPEC]
@@ -122,14 +123,14 @@ def mac(method: str, runs_dir: Path, env: dict[str, str]) -> Measure:
     return measure
 
 
-async def causalab(model: Any, *, suite: str = "3nodes", max_steps: int = 6) -> Measure:
+async def causalab(model: Any, *, suite: str = "3nodes", max_steps: int = 4) -> Measure:
     """One CausaLab episode with the ReAct scientist (step and answer-length caps)."""
     from silicolab.envs import make
     from silicolab.scientists import arun_episode, make_scientist
 
     env = make("causalab", suite=suite, index=0, seed=0)
     scientist = make_scientist(
-        env, "llm", model=model, max_steps=max_steps, max_tokens=256, max_repairs=1
+        env, "llm", model=model, max_steps=max_steps, max_tokens=192, max_repairs=1
     )
     start = time.perf_counter()
     episode = await arun_episode(env, scientist, seed=0)
@@ -146,12 +147,15 @@ async def causalab(model: Any, *, suite: str = "3nodes", max_steps: int = 6) -> 
 
 async def boxinggym(model: Any, *, env_id: str = "boxinggym/dugongs") -> Measure:
     """One BoxingGym episode with the LLM scientist and the novice: two experiments, two
-    questions at each checkpoint, then the explanation and the novice's answers."""
+    questions at each checkpoint, then the explanation and the novice's answers (replies
+    of at most 192 tokens, one re-prompt for a reply without its tag)."""
     from silicolab.envs import make
     from silicolab.scientists import arun_episode, make_scientist
+    from silicolab.scientists.boxinggym import LLMNovice
 
     env = make(env_id, seed=1)
-    scientist = make_scientist(env, "llm", model=model)
+    short = {"max_tokens": 192, "max_format_retries": 1}
+    scientist = make_scientist(env, "llm", model=model, **short)
     start = time.perf_counter()
     episode = await arun_episode(
         env,
@@ -161,6 +165,7 @@ async def boxinggym(model: Any, *, env_id: str = "boxinggym/dugongs") -> Measure
         checkpoints=(0, 2),
         n_questions=2,
         communicate=True,
+        novice=LLMNovice(model, **short),  # the scientist's temperature, 0.0, by default
         regret=False,
     )
     measure = Measure("boxinggym_llm+novice", wall_s=time.perf_counter() - start, output=episode)

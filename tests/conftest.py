@@ -106,9 +106,10 @@ def _xdist_controller(config: pytest.Config) -> bool:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Check every JSON file under the session's base temp directory; fail the run if
-    one is not strict (the files are listed in the terminal summary). An xdist worker
-    hands its findings to the controller (:func:`pytest_testnodedown`), which alone
-    knows every worker's exempt folders only through them."""
+    one is not strict (the files are listed in the terminal summary). Under xdist each
+    worker checks its own folder and hands its findings to the controller
+    (:func:`pytest_testnodedown`): the controller runs no test, so it cannot know which
+    folders the workers' ``nonstrict_json`` tests exempted."""
     config = session.config
     if not _xdist_controller(config):
         factory = getattr(config, "_tmp_path_factory", None)

@@ -203,18 +203,22 @@ def main(argv: list[str] | None = None) -> None:
     from silicolab.core.warnings_summary import counted_warnings
 
     args = sys.argv[1:] if argv is None else list(argv)
+    json_mode = "--json" in args
     with counted_warnings() as counter:
-        code, interrupted = _run(args, json_mode="--json" in args)
+        code, interrupted = _run(args, json_mode=json_mode)
         if interrupted:
             counter.forget_unawaited_coroutines()
     if interrupted:
         typer.echo(signals.RESUME_HINT, err=True)
+        if json_mode:
+            json_error("interrupted", code, "interrupted")
     sys.exit(code)
 
 
 def _run(argv: list[str], *, json_mode: bool) -> tuple[int, bool]:
     """Run the app on ``argv``: the process's exit code, and whether the command was
-    interrupted (SIGTERM, Ctrl-C; :func:`main` then prints the resume hint)."""
+    interrupted (SIGTERM, Ctrl-C; :func:`main` then prints the resume hint and, with
+    ``--json``, the error object)."""
     from silicolab.cli import signals
     from silicolab.cli.resume_target import take_resume_dir
     from silicolab.core.errors import SilicolabError
@@ -233,8 +237,6 @@ def _run(argv: list[str], *, json_mode: bool) -> tuple[int, bool]:
             json_error(message, err.exit_code, error_kind(err))
         return err.exit_code, False
     except (KeyboardInterrupt, typer.Abort) as err:
-        if json_mode:
-            json_error("interrupted", signals.exit_code(err), "interrupted")
         return signals.exit_code(err), True
     except typer.exceptions.TyperException as err:  # click's usage errors
         code = _usage_error(err)
@@ -248,8 +250,6 @@ def _run(argv: list[str], *, json_mode: bool) -> tuple[int, bool]:
     finally:
         _leave_ray_cluster()
     if code == signals.INTERRUPTED or signals.received():  # typer turns Ctrl-C into exit 130
-        if json_mode:
-            json_error("interrupted", signals.exit_code(), "interrupted")
         return signals.exit_code(), True
     return (code if isinstance(code, int) else 0), False
 

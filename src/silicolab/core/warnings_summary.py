@@ -90,9 +90,11 @@ class WarningCounter:
         """Drop the "coroutine ... was never awaited" warnings: after an interruption they
         are its own trace (a signal raised between creating a coroutine and awaiting it),
         not a problem of the library the user should look into."""
-        for key in [key for key in self.kinds if key[0] == "RuntimeWarning"]:
-            if key[2].startswith("coroutine ") and key[2].endswith("was never awaited"):
-                del self.kinds[key]
+        self.kinds = {
+            (category, package, text): kind
+            for (category, package, text), kind in self.kinds.items()
+            if not (category == "RuntimeWarning" and _is_unawaited_coroutine(text))
+        }
 
     def summary_lines(self, max_kinds: int = MAX_KINDS) -> list[str]:
         """One ``note:`` line per kind, most frequent first; empty when nothing was shown."""
@@ -151,3 +153,8 @@ def _print(lines: list[str], stream: IO[str] | None) -> None:
 
 
 __all__ = ["MAX_KINDS", "WarningCounter", "counted_warnings", "package_of", "show_each_kind_once"]
+
+
+def _is_unawaited_coroutine(text: str) -> bool:
+    """Whether a warning's text is Python's "coroutine ... was never awaited"."""
+    return text.startswith("coroutine ") and text.endswith("was never awaited")

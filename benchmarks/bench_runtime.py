@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/bench_runtime.py [--units 10000]
 
 Measures trivial units so that only the executor's own cost shows: scheduling, result
-bookkeeping, the progress bar, and — with a run directory — one fsynced event per unit
-(the price of losing nothing on a kill; it depends mostly on the disk).
+bookkeeping, the progress bar, and — with a run directory — each unit's event, durable
+before the unit counts as done (the events of units that finish together share one write
+and one fsync; the price of losing nothing on a kill, which depends mostly on the disk).
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def main() -> None:
                 sys.stderr = real_stderr
         run = Run.create(root, kind="bench", slug="overhead")
         measure(
-            "AsyncExecutor(8), run dir (fsynced event per unit)",
+            "AsyncExecutor(8), run dir (events fsynced, grouped)",
             n,
             lambda: AsyncExecutor(8, progress=False).map(trivial, items, run=run),
         )

@@ -9,7 +9,8 @@ adds only the printing (``emit``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -88,6 +89,17 @@ def open_checked_run(
         job = prepare(settings, seed)
         run, _ = open_run(root, kind, settings=settings, slug=slug(job), seed=seed)
     return Opened(run, settings, seed, job)
+
+
+@contextmanager
+def analysis_preloaded(kind: str) -> Iterator[None]:
+    """While the block runs (a run's units, waiting on models), import what the analysis
+    and the page of a ``kind`` run will need (:mod:`silicolab.core.preload`)."""
+    from silicolab.core.preload import ANALYSIS_MODULES, preloading
+    from silicolab.report.kinds import page_modules
+
+    with preloading((*ANALYSIS_MODULES, *page_modules(kind))):
+        yield
 
 
 def write_html_report(run: Any) -> None:

@@ -243,12 +243,12 @@ def _conduct(
     notify: Callable[[str], None],
 ) -> dict[str, Any]:  # fmt: skip
     """Run the study in ``run`` and write its reports; the record."""
-    from silicolab.api.run_flow import write_html_report
+    from silicolab.api.run_flow import analysis_preloaded, write_html_report
     from silicolab.core.sync import run_sync
     from silicolab.report.study_report import study_report
     from silicolab.studies.study import arun_study
 
-    with run:
+    with run, analysis_preloaded("study"):
         record = run_sync(
             arun_study(hypothesis, options, run=run, models=models, executor=executor)
         )

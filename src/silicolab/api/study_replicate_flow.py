@@ -33,7 +33,7 @@ def run_replication(
     with them. The executor is checked (Ray: installed and reachable) before any run
     directory exists."""
     from silicolab.api import study_models as money
-    from silicolab.api.run_flow import shown_run_dir
+    from silicolab.api.run_flow import analysis_preloaded, shown_run_dir
     from silicolab.api.study import load_hypothesis
     from silicolab.api.study_replicate import ReplicationResult
     from silicolab.runs import open_run
@@ -67,7 +67,7 @@ def run_replication(
     if run is None:
         run, _ = open_run(root, KIND, settings=settings, slug=hypothesis.name)
         write_hypothesis(hypothesis, run.path / HYPOTHESIS_FILE)
-    with run:
+    with run, analysis_preloaded(KIND):
         scientist = getattr(base, "scientist", None)
         wordings = settle_wordings(run, hypothesis, used["wordings"], scientist, world)
         record, health = _conduct(run, hypothesis, used, options, wordings, base, subject_models,

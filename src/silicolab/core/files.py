@@ -16,7 +16,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -96,14 +96,33 @@ def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> 
 
 
 def append_jsonl(path: str | Path, obj: Any) -> None:
-    """Append ``obj`` as one JSON line to ``path``, flushed and fsynced before returning.
+    """Append ``obj`` as one JSON line to ``path``, flushed and fsynced before returning
+    (:func:`append_jsonl_lines` with one object)."""
+    append_jsonl_lines(path, [obj])
 
-    The line is written with a single ``write`` call on a file opened in append mode, so
-    concurrent appenders in different processes do not interleave within a line.
+
+def append_jsonl_lines(path: str | Path, objs: Iterable[Any]) -> None:
+    """Append each of ``objs`` as one JSON line to ``path`` (:func:`append_lines`)."""
+    append_lines(path, "".join(jsonl_line(obj) for obj in objs))
+
+
+def jsonl_line(obj: Any) -> str:
+    """``obj`` as one line of a JSON-lines file (compact, newline-terminated)."""
+    return dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def append_lines(path: str | Path, text: str) -> None:
+    """Append ``text`` (whole lines) to ``path``, flushed and fsynced once before
+    returning: many records for the price of one fsync (a group commit).
+
+    The text is written with a single ``write`` call on a file opened in append mode, so
+    concurrent appenders in different processes do not interleave within a line; a kill
+    during the write can only tear the last line written, which readers skip.
     """
-    line = dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+    if not text:
+        return
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(line)
+        handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
 

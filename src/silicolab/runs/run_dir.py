@@ -38,13 +38,14 @@ from typing import Any, Self
 from silicolab.core import notices
 from silicolab.core.errors import BudgetReached, InputError, SilicolabError
 from silicolab.core.files import (
-    append_jsonl,
+    append_lines,
     atomic_write_text,
     dumps,
     read_json_file,
 )
-from silicolab.core.secrets import redact, scrub_strings, scrub_text
+from silicolab.core.secrets import redact, scrub_text
 from silicolab.runs import lock, meta
+from silicolab.runs.event_lines import event_line
 from silicolab.runs.event_log import (
     RETRY,
     finished_events,
@@ -371,18 +372,26 @@ class Run:
         ``data`` is stored as JSON (non-JSON values become strings), so what a resume reads
         back is the JSON form of what was written.
         """
-        with self._events_io, lock.writing(self._path):
-            self._append(unit, data, status)
+        self.append_events([(unit, data, status)])
 
-    def _append(self, unit: str, data: dict[str, Any] | None, status: str) -> None:
-        self._repair_tail()
-        event = {
-            "unit": unit,
-            "status": status,
-            "time": meta.timestamp(meta.now()),
-            "data": data if data is not None else {},
-        }
-        append_jsonl(self.events_path, self._scrubbed(event))
+    def append_events(self, events: Iterable[tuple[str, dict[str, Any] | None, str]]) -> None:
+        """Append several ``(unit, data, status)`` events as :meth:`append_event` does one,
+        with one write and one fsync for all."""
+        self.append_encoded(self.encode_events(events))
+
+    def encode_events(self, events: Iterable[tuple[str, dict[str, Any] | None, str]]) -> str:
+        """The ``events.jsonl`` lines of ``events``, secrets scrubbed, for
+        :meth:`append_encoded`. Separate so that an executor's group commit
+        (:class:`~silicolab.runtime.group_commit.GroupCommit`) encodes on its event loop
+        and leaves only the write and the fsync, which release the GIL, to a thread."""
+        stamp, secrets = meta.timestamp(meta.now()), self._secret_patterns()
+        return "".join(event_line(*event, stamp, secrets) for event in events)
+
+    def append_encoded(self, text: str) -> None:
+        """Append lines made by :meth:`encode_events`, with one write and one fsync."""
+        with self._events_io, lock.writing(self._path):
+            self._repair_tail()
+            append_lines(self.events_path, text)
 
     def events(self) -> list[dict[str, Any]]:
         """Every event in order; a torn or damaged line is skipped (a damaged one with a
@@ -415,9 +424,7 @@ class Run:
         :data:`RETRY` event each, appended (and fsynced) before anything reruns, so a kill
         during the retry leaves them unfinished and still to be retried. Returns them."""
         reopened = list(dict.fromkeys(units))
-        with lock.writing(self._path):
-            for unit in reopened:
-                self._append(unit, {"reason": reason}, RETRY)
+        self.append_events([(unit, {"reason": reason}, RETRY) for unit in reopened])
         return reopened
 
     def _repair_tail(self) -> None:
@@ -472,18 +479,6 @@ class Run:
         raw = meta.known_secrets()
         escaped = [json.dumps(s, ensure_ascii=False)[1:-1] for s in raw]
         return sorted({s for s in raw + escaped if s}, key=len, reverse=True)
-
-    def _scrubbed(self, obj: Any) -> Any:
-        """``obj`` with every secret value replaced by ``"***"`` in its JSON form."""
-        secrets = self._secret_patterns()
-        text = dumps(obj, ensure_ascii=False)
-        clean = scrub_text(text, secrets)
-        if clean == text:
-            return obj
-        try:
-            return json.loads(clean)
-        except json.JSONDecodeError:  # a secret overlapped JSON syntax: scrub string by string
-            return scrub_strings(json.loads(text), secrets)
 
 
 def _bad_input(exc: BaseException | None) -> bool:

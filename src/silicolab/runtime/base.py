@@ -34,6 +34,7 @@ from typing import Any, Literal, Protocol
 from silicolab.core.errors import BudgetReached, InputError
 from silicolab.core.fresh import fresh_calls
 from silicolab.core.sync import run_sync
+from silicolab.runtime.group_commit import GroupCommit
 from silicolab.runtime.progress import ProgressBar
 
 
@@ -201,10 +202,13 @@ class Executor(ABC):
     ) -> None:
         """Run the pending units with ``workers`` coroutines taking units in input order.
 
-        Recording happens synchronously right after a call returns — no ``await`` in
-        between — so on the single event-loop thread a unit's event reaches the disk
-        before any other unit's result is handled, and a cancellation can never split it.
+        A unit's event is queued the moment its call returns and written by one
+        :class:`~silicolab.runtime.group_commit.GroupCommit` (the events that finish
+        together share a write and an fsync); the unit counts as done (its result kept,
+        the bar advanced) only once its event is on disk, and the batch returns only
+        once every queued event is, cancelled or not.
         """
+        commit = GroupCommit(run) if run is not None else None
 
         async def worker() -> None:
             while pending:
@@ -219,8 +223,8 @@ class Executor(ABC):
                     raise
                 except Exception as exc:
                     message = error_message(exc)
-                    if run is not None:
-                        run.append_event(unit, {"error": message}, status="error")
+                    if commit is not None:
+                        await commit.append(unit, {"error": message}, "error")
                     results[index] = UnitResult(
                         key=unit, value=None, error=message, elapsed_s=time.perf_counter() - start
                     )
@@ -229,8 +233,8 @@ class Executor(ABC):
                         raise
                     continue
                 elapsed = time.perf_counter() - start
-                if run is not None:  # fsynced in a thread: the other units go on meanwhile
-                    await asyncio.to_thread(run.append_event, unit, to_event(value))
+                if commit is not None:  # fsynced in a thread: the other units go on meanwhile
+                    await commit.append(unit, to_event(value))
                 results[index] = UnitResult(key=unit, value=value, elapsed_s=elapsed)
                 bar.advance()
 
@@ -241,6 +245,8 @@ class Executor(ABC):
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            if commit is not None:
+                await commit.aclose()
         for task in tasks:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]

@@ -13,22 +13,11 @@ from silicolab.report.html.blocks import Code, Page, Section, Text
 from silicolab.report.html.figures import style
 from silicolab.report.html.page import render_page
 from silicolab.report.html.source import RunSource, pretty
+from silicolab.report.kinds import BUILDERS
 from silicolab.runs.run_dir import RECORD_FIX
 
 log = logging.getLogger(__name__)
 
-#: run kind -> module of its page builder (``build(RunSource) -> Page``).
-BUILDERS: dict[str, str] = {
-    "study": "study",
-    "demo": "study",
-    "sim": "sim",
-    "discover": "discovery",
-    "bench-causalab": "causalab",
-    "bench-boxinggym": "boxinggym",
-    "bench-discovery": "bench",
-    "bench-episodes": "bench",
-    "replication": "replication",
-}
 REPORT_HTML = "report.html"
 _FIGURES_START = "<!-- silicolab figures -->"
 

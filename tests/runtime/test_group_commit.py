@@ -75,15 +75,18 @@ class FailingOnce:
         self.written: list[str] = []
         self.writes = 0
 
-    def append_event(self, unit: str, data: Any = None, *, status: str = "ok") -> None:
+    def encode_events(self, events: Any) -> str:
+        return "".join(f"{unit}\n" for unit, _, _ in events)
+
+    def append_encoded(self, text: str) -> None:
         self.writes += 1
         if self.writes == 2:
             raise OSError(28, "No space left on device")
-        self.written.append(unit)
+        self.written += text.split()
 
 
 async def test_a_write_error_reaches_the_units_of_that_write_and_later_ones_go_on() -> None:
-    log = FailingOnce()  # no append_events: one append_event per event
+    log = FailingOnce()
     commit = GroupCommit(log)
 
     await commit.append("a", None)

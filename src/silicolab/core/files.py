@@ -16,7 +16,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,13 +97,8 @@ def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> 
 
 def append_jsonl(path: str | Path, obj: Any) -> None:
     """Append ``obj`` as one JSON line to ``path``, flushed and fsynced before returning
-    (:func:`append_jsonl_lines` with one object)."""
-    append_jsonl_lines(path, [obj])
-
-
-def append_jsonl_lines(path: str | Path, objs: Iterable[Any]) -> None:
-    """Append each of ``objs`` as one JSON line to ``path`` (:func:`append_lines`)."""
-    append_lines(path, "".join(jsonl_line(obj) for obj in objs))
+    (:func:`append_lines`)."""
+    append_lines(path, jsonl_line(obj))
 
 
 def jsonl_line(obj: Any) -> str:

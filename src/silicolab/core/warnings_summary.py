@@ -152,9 +152,9 @@ def _print(lines: list[str], stream: IO[str] | None) -> None:
         out.flush()
 
 
-__all__ = ["MAX_KINDS", "WarningCounter", "counted_warnings", "package_of", "show_each_kind_once"]
-
-
 def _is_unawaited_coroutine(text: str) -> bool:
     """Whether a warning's text is Python's "coroutine ... was never awaited"."""
     return text.startswith("coroutine ") and text.endswith("was never awaited")
+
+
+__all__ = ["MAX_KINDS", "WarningCounter", "counted_warnings", "package_of", "show_each_kind_once"]

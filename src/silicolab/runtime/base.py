@@ -34,21 +34,18 @@ from typing import Any, Literal, Protocol
 from silicolab.core.errors import BudgetReached, InputError
 from silicolab.core.fresh import fresh_calls
 from silicolab.core.sync import run_sync
-from silicolab.runtime.group_commit import GroupCommit
+from silicolab.runtime.group_commit import EventSink, GroupCommit
 from silicolab.runtime.progress import ProgressBar
 
 
-class EventLog(Protocol):
+class EventLog(EventSink, Protocol):
     """What an executor needs from a run directory (:class:`silicolab.runs.Run` is one):
     the finished units to skip, the units reopened by ``--retry-failed`` (optional: run
-    with fresh model calls), and a durable place to append each finished unit. A
-    protocol, so runtime and runs stay independent packages on the same layer."""
+    with fresh model calls), and a durable place to append each finished unit (an
+    :class:`~silicolab.runtime.group_commit.EventSink`). A protocol, so runtime and runs
+    stay independent packages on the same layer."""
 
     def finished_events(self) -> dict[str, dict[str, Any]]: ...
-
-    def append_event(
-        self, unit: str, data: dict[str, Any] | None = None, *, status: str = "ok"
-    ) -> None: ...
 
 
 OnError = Literal["raise", "record"]

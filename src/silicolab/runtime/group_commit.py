@@ -7,29 +7,28 @@ thread, and the slots the LLM calls could use sit idle. :class:`GroupCommit` kee
 writer: the events that arrive while it writes are written together next, with one
 ``write`` and one fsync (a database's group commit). A unit still waits until its own
 event is on disk before it counts as done, so a kill loses no finished unit it reported.
-With a log that can encode events apart from writing them (``encode_events`` and
-``append_encoded``, as :class:`silicolab.runs.Run`), the JSON is made on the event loop
-and the thread does only the write and the fsync, which release the GIL: a thread that
-also encoded would hold the GIL against the loop it is meant to unburden.
+The log encodes events apart from writing them (``encode_events`` and ``append_encoded``,
+as :class:`silicolab.runs.Run`): the JSON is made on the event loop and the thread does
+only the write and the fsync, which release the GIL; a thread that also encoded would
+hold the GIL against the loop it is meant to unburden.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import Any, Protocol
+
+Event = tuple[str, dict[str, Any] | None, str]
 
 
 class EventSink(Protocol):
-    """Where events go: :class:`silicolab.runs.Run` (``encode_events`` with
-    ``append_encoded`` are optional; a log with only ``append_event`` gets one call per
-    event)."""
+    """Where events go (:class:`silicolab.runs.Run` is one): ``encode_events`` turns
+    ``(unit, data, status)`` events into lines, ``append_encoded`` appends lines durably."""
 
-    def append_event(
-        self, unit: str, data: dict[str, Any] | None = None, *, status: str = "ok"
-    ) -> None: ...
+    def encode_events(self, events: Iterable[Event]) -> str: ...
 
-
-Event = tuple[str, dict[str, Any] | None, str]
+    def append_encoded(self, text: str) -> None: ...
 
 
 class GroupCommit:
@@ -40,8 +39,7 @@ class GroupCommit:
 
     def __init__(self, log: EventSink) -> None:
         self._log = log
-        self._queue: list[tuple[Event | str, asyncio.Future[None]]] = []
-        self._encode = getattr(log, "encode_events", None)
+        self._queue: list[tuple[str, asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
         #: batches written and events in them (for benchmarks and tests)
         self.batches = 0
@@ -50,8 +48,7 @@ class GroupCommit:
     async def append(self, unit: str, data: dict[str, Any] | None, status: str = "ok") -> None:
         """Queue the event and wait until it is on disk; a write error is raised here."""
         done = asyncio.get_running_loop().create_future()
-        event = (unit, data, status)
-        self._queue.append((self._encode([event]) if self._encode else event, done))
+        self._queue.append((self._log.encode_events([(unit, data, status)]), done))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_all())
         await done
@@ -66,7 +63,8 @@ class GroupCommit:
         while self._queue:
             batch, self._queue = self._queue, []
             try:
-                await asyncio.to_thread(self._write, [event for event, _ in batch])
+                text = "".join(lines for lines, _ in batch)
+                await asyncio.to_thread(self._log.append_encoded, text)
             except asyncio.CancelledError:  # the loop is being torn down
                 for _, done in [*batch, *self._queue]:
                     done.cancel()
@@ -82,12 +80,5 @@ class GroupCommit:
                 if not done.done():  # a unit cancelled meanwhile: its event is written
                     done.set_result(None)
 
-    def _write(self, events: list[Event | str]) -> None:
-        if self._encode is not None:
-            self._log.append_encoded("".join(events))  # type: ignore[attr-defined,arg-type]
-            return
-        for unit, data, status in events:  # type: ignore[misc]
-            self._log.append_event(unit, data, status=status)
 
-
-__all__ = ["GroupCommit"]
+__all__ = ["EventSink", "GroupCommit"]

@@ -299,3 +299,20 @@ def test_figures_render_to_png(tmp_path) -> None:
         fig.savefig(out, format="png")
         data = out.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+
+
+def test_a_saturated_grid_is_decomposed_without_f_tests() -> None:
+    """Three variants, model and seed each with two levels: the additive fit has no
+    residual degrees of freedom (anova_lm's F tests fail there). Type-2 shares from the
+    closed form: without the model the seed groups {1, 4} and {2} leave 4.5; without the
+    seed the model groups {1, 2} and {4} leave 0.5; the total is 14/3."""
+    rows = [
+        VariantEstimate(variant=v, model=m, wording=0, seed=s, path="x -> y", estimate=e, se=0.1)
+        for v, m, s, e in [("a", "m1", 1, 1.0), ("b", "m1", 2, 2.0), ("c", "m2", 1, 4.0)]
+    ]
+    dec = variance_decomposition(rows, "x -> y")
+    assert dec.shares["model"] == pytest.approx(4.5 / (14 / 3))
+    assert dec.shares["seed"] == pytest.approx(0.5 / (14 / 3))
+    assert dec.shares["wording"] == 0.0
+    assert dec.residual == pytest.approx(0.0, abs=1e-12)
+    assert verdict(one(rows), dec).name  # a verdict, not an error

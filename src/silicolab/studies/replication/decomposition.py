@@ -120,24 +120,31 @@ def variance_decomposition(rows: Iterable[VariantEstimate], path: str) -> Decomp
 def _anova_shares(
     frame: Any, levels: dict[str, int], total: float
 ) -> tuple[dict[str, float | None], float]:
-    """Each factor's type-2 sum of squares over ``total``, and the residual's share."""
+    """Each factor's type-2 sum of squares over ``total``, and the residual's share.
+
+    In a model of main effects only, a factor's type-2 sum of squares is the residual sum
+    of squares of the fit without it minus that of the fit with every factor, which is what
+    ``anova_lm(typ=2)`` reports; computed from the fits directly because ``anova_lm`` also
+    builds F tests and raises when the grid is saturated (no residual degrees of freedom,
+    as when a few variants are left with one estimate per cell)."""
     import numpy as np
     import statsmodels.formula.api as smf
-    from statsmodels.stats.anova import anova_lm
 
     present = [f for f in FACTORS if levels[f] > 1]
     shares: dict[str, float | None] = dict.fromkeys(FACTORS, 0.0)
     if not present:  # cannot happen with distinct variants, kept for clarity of the shares
         return shares, 1.0
-    formula = "estimate ~ " + " + ".join(f"C({f})" for f in present)
+
+    def ssr(factors: list[str]) -> float:
+        terms = " + ".join(f"C({f})" for f in factors) or "1"
+        return max(0.0, float(smf.ols(f"estimate ~ {terms}", data=frame).fit().ssr))
+
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-        warnings.simplefilter("ignore")  # a saturated grid leaves 0 residual df: F is nan
-        fit = smf.ols(formula, data=frame).fit()
-        table = anova_lm(fit, typ=2)
-    for f in present:
-        shares[f] = float(table.loc[f"C({f})", "sum_sq"]) / total
-    residual = max(0.0, float(fit.ssr)) / total
-    return shares, residual
+        warnings.simplefilter("ignore")  # a saturated grid: statsmodels warns on its scale
+        full = ssr(present)
+        for f in present:
+            shares[f] = max(0.0, ssr([g for g in present if g != f]) - full) / total
+    return shares, full / total
 
 
 __all__ = ["FACTORS", "Decomposition", "variance_decomposition"]

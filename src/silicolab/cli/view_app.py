@@ -48,7 +48,9 @@ def view(
     from silicolab.cli.flow import shown_run_dir
     from silicolab.runs import Run
 
-    Run.open(run_dir)  # a bad RUN_DIR: one line naming the problem (exit 2)
+    # a bad RUN_DIR: one line naming the problem (exit 2); every event is read, so a
+    # damaged line is named (with the unit a --resume redoes) even when the page needs none
+    Run.open(run_dir).events()
     if out is not None and out.is_dir():
         raise InputError(f"--out {out} is a folder; pass a file name such as {out / 'report.html'}")
     page = _write_page(run_dir, out)

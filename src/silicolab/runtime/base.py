@@ -35,6 +35,7 @@ from silicolab.core.errors import BudgetReached, InputError
 from silicolab.core.fresh import fresh_calls
 from silicolab.core.sync import run_sync
 from silicolab.runtime.group_commit import EventSink, GroupCommit
+from silicolab.runtime.heap_freeze import heap_frozen
 from silicolab.runtime.progress import ProgressBar
 
 
@@ -235,15 +236,16 @@ class Executor(ABC):
                 results[index] = UnitResult(key=unit, value=value, elapsed_s=elapsed)
                 bar.advance()
 
-        tasks = [asyncio.create_task(worker()) for _ in range(workers)]
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            if commit is not None:
-                await commit.aclose()
+        async with heap_frozen():  # no full-heap GC pauses stalling the loop (decision 0031)
+            tasks = [asyncio.create_task(worker()) for _ in range(workers)]
+            try:
+                await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                if commit is not None:
+                    await commit.aclose()
         for task in tasks:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]

@@ -1,9 +1,10 @@
 """What a page builder reads: one run directory, loaded once (``run.json``, ``record.json``,
-``events.jsonl``), and the small helpers every builder shares."""
+and ``events.jsonl`` when a page asks for it), and the small helpers every builder shares."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +16,21 @@ from silicolab.report.html.figures import FIGURES_DIR, FigureSet
 @dataclass
 class RunSource:
     """A run directory as data: its ``info`` (``run.json``), ``record`` (``{}`` before the
-    run wrote one), ``events`` and the page's :class:`FigureSet`."""
+    run wrote one), the page's :class:`FigureSet` and its ``events``, read on first use
+    (a page drawn from the record alone, a replication's, skips decoding thousands of
+    lines)."""
 
     path: Path
     info: dict[str, Any]
     record: dict[str, Any]
-    events: list[dict[str, Any]]
     figures: FigureSet
+
+    @cached_property
+    def events(self) -> list[dict[str, Any]]:
+        """The run's events, in order (``events.jsonl``)."""
+        from silicolab.runs import Run
+
+        return Run.open(self.path).events()
 
     @classmethod
     def load(
@@ -42,7 +51,7 @@ class RunSource:
         record = run.read_record() or {}
         folder = run.path / FIGURES_DIR if save_figures else None
         figures = FigureSet(folder, write=write_figures)
-        return cls(run.path, info or run.info, record, run.events(), figures)
+        return cls(run.path, info or run.info, record, figures)
 
     @property
     def kind(self) -> str:
